@@ -300,3 +300,40 @@ def test_import_skypilot_keeps_a_chmod_made_during_the_swap(tmp_path: Path, monk
     assert stat.S_IMODE(os.stat(out / "cloud.yaml").st_mode) == 0o600
     assert (f"{out / 'cloud.yaml'}: its permissions or ACL were changed while planner replaced it; the new report "
             "has the narrower of the two settings (mode 0600).") in " ".join(r.output.split()), r.output
+
+
+# ---- pass 15A, not fixed then: calibrate's one-file write had no recheck after its swap ----
+
+@needs_swap
+def test_calibrate_keeps_a_chmod_and_chgrp_made_while_it_saves(tmp_path: Path, monkeypatch) -> None:
+    from planner.validate.calibrate import Calibration, save_calibration
+
+    path = tmp_path / "calibration.yaml"
+    save_calibration(Calibration("NVIDIA A10", 300 * 2**20, 0.05, "2026-11-29", {}), path)
+    os.chmod(path, 0o644)
+    other = _other_group_or_skip()
+
+    def change(p: Path) -> None:
+        if p.name == path.name:
+            os.chown(p, -1, other)
+            os.chmod(p, 0o600)
+
+    _swap_after(monkeypatch, change)
+    notes = save_calibration(Calibration("NVIDIA L4", 200 * 2**20, 0.04, "2026-11-30", {}), path)
+    st = os.stat(path)
+    assert "NVIDIA L4" in path.read_text() and "NVIDIA A10" in path.read_text()
+    assert (st.st_gid, stat.S_IMODE(st.st_mode)) == (other, 0o600)
+    assert notes == [f"{path}: its permissions or ACL were changed while planner replaced it; the new file has "
+                     f"the narrower of the two settings (mode 0600) and its new group (gid {other})."]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.yaml"]  # no temporary left
+
+
+@needs_swap
+def test_calibrate_with_nothing_changed_has_no_note(tmp_path: Path) -> None:
+    from planner.validate.calibrate import Calibration, save_calibration
+
+    path = tmp_path / "calibration.yaml"
+    save_calibration(Calibration("NVIDIA A10", 300 * 2**20, 0.05, "2026-11-29", {}), path)
+    os.chmod(path, 0o600)
+    assert save_calibration(Calibration("NVIDIA L4", 200 * 2**20, 0.04, "2026-11-30", {}), path) == []
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

@@ -92,11 +92,13 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     m = run_calibration(workload, steps=steps)
     cal = Calibration(m["gpu_name"], m["cuda_context_bytes"], m["allocator_fraction"], m["measured_on"],
                       m["versions"])
-    save_calibration(cal, path)
+    saved_notes = save_calibration(cal, path)
     if as_json:
         click.echo(json_text({**m, "estimate": {"per_gpu_allocated_bytes": est.per_gpu_allocated_bytes,
                                                  "per_gpu_total_bytes": est.per_gpu_total_bytes},
                                "saved_to": str(path), "not_in_the_run": unused}, indent=2))
+        for note in saved_notes:
+            echo(f"Note: {note}", err=True)
         return
     echo(f"GPU: {m['gpu_name']} ({m['device_total_bytes'] / GiB:,.2f} GiB)")
     echo(f"  max_memory_allocated {m['max_memory_allocated_bytes'] / GiB:,.3f} GiB"
@@ -107,6 +109,8 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                f"   estimate (total) {est.per_gpu_total_bytes / GiB:,.3f} GiB")
     echo(f"  CUDA context         {m['cuda_context_bytes'] / GiB:,.3f} GiB")
     echo(f"Saved to {path}")
+    for note in saved_notes:
+        echo(f"Note: {note}")
     if unused:
         echo(f"Note: {', '.join(unused)} do not change GPU memory (time, host RAM or cost inputs); the "
                    "calibration run does not use them.")

@@ -151,13 +151,13 @@ def give_set_access(fd: int, template: Path, narrow: int, shown: Path) -> None:
 
 
 def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | None], ino: int,
-                       gid: int | None = None) -> str | None:
+                       gid: int | None = None, what: str = "report") -> str | None:
     """After a swap, compare the mode, ACL and group of what came out of ``new``'s name (``came_out``) with
     ``copied`` (the mode and ACL given to the new file when it was staged) and ``gid`` (the group it was given;
     None: not compared); where they differ, give the new file (opened by name, checked to be inode ``ino``:
     planner's) the narrower of the two modes and ACLs (:func:`narrower`) and the group the old file has now (a
-    ``chgrp`` made in the window is the user's latest word on who may read it). A note line saying so, or None
-    when nothing changed.
+    ``chgrp`` made in the window is the user's latest word on who may read it). A note line saying so (naming
+    the new file ``the new <what>``), or None when nothing changed.
 
     Raises:
         OSError: the files cannot be read or the new file's permissions cannot be set.
@@ -177,7 +177,7 @@ def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | Non
                 os.fchown(fd, -1, st.st_gid)
                 group_note = f" and its new group (gid {st.st_gid})"
             except OSError as exc:
-                group_failed = (f"; its group was changed to gid {st.st_gid}, which planner cannot give the new report "
+                group_failed = (f"; its group was changed to gid {st.st_gid}, which planner cannot give the new {what} "
                                 f"({exc.strerror or exc}): run chgrp on it again")
         acl = narrower(parse_acl(copied[1], copied[0]), parse_acl(now[1], now[0]))
         before = (stat.S_IMODE(os.fstat(fd).st_mode), _acl_of(fd))
@@ -186,12 +186,12 @@ def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | Non
     finally:
         os.close(fd)
     if now == copied:
-        return (f"{new}: its group was changed while planner replaced it; the new report has the new group "
+        return (f"{new}: its group was changed while planner replaced it; the new {what} has the new group "
                 f"(gid {st.st_gid})." if not group_failed else f"{new}: {group_failed[2:]}.")
     if before == after:  # the change would let more users read it: not carried over
         return (f"{new}: its permissions or ACL were changed while planner replaced it, to let more users read it; "
-                f"the new report keeps the previous setting (mode {after[0]:04o}){group_note}{group_failed}. Change "
+                f"the new {what} keeps the previous setting (mode {after[0]:04o}){group_note}{group_failed}. Change "
                 "it again if that was meant.")
-    return (f"{new}: its permissions or ACL were changed while planner replaced it; the new report has the "
+    return (f"{new}: its permissions or ACL were changed while planner replaced it; the new {what} has the "
             f"narrower of the two settings (mode {after[0]:04o}{', with an ACL' if after[1] is not None else ''})"
             f"{group_note}{group_failed}.")

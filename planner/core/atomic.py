@@ -148,7 +148,7 @@ ANY = "any"
 
 
 def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = False,
-                expect: str | None = ANY) -> Path:
+                expect: str | None = ANY, notes: list[str] | None = None) -> Path:
     """Write ``data`` (bytes, or pieces of bytes written in turn) to ``path`` atomically (temp file
     in the same directory, fsync, os.replace). A file replaced keeps its group, permission bits and
     POSIX ACL (:func:`keep_access`), set on the open temporary file before the rename: nothing is ever
@@ -160,7 +160,9 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     and what came out must hash so, or it is swapped back (a save made meanwhile is kept) and nothing
     is written; None: the name held no file, and gets the new one only while it still holds none
     (:func:`planner.core.renames.rename_noreplace`). Where the system cannot swap, the file is hashed once
-    more just before a plain rename (an edit in the moment between is the fallback's known limit).
+    more just before a plain rename (an edit in the moment between is the fallback's known limit). After a
+    swap, a ``chmod``, ``setfacl`` or ``chgrp`` made on the old file since its access was copied is carried
+    over as :func:`planner.core.access.recheck_after_swap` does for reports; its note line goes to ``notes``.
 
     Raises:
         OutputError: the directory is missing or unwritable, the disk is full, or the
@@ -179,9 +181,13 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         if st is not None:
             refuse_read_only(path, st)
         fd, tmp_name = _new_temp(directory, path.name, private=private)
+        copied = None
         try:
             if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
+                acl = _acl_of(path)  # read first: a change after this is found after the swap
                 keep_access(fd, st, path, path)
+                st_new = os.fstat(fd)
+                copied = (kept_mode(st), acl, st_new.st_ino, st_new.st_gid)
             if private:  # created 0o600: now as the file it replaces was (0600 stays 0600), or as a plain open()
                 # would make a new one, less group and others' write either way
                 base = kept_mode(st) if st is not None else 0o666 & ~process_umask()
@@ -198,7 +204,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
             os.replace(tmp_name, path)
             tmp_name = None
         else:
-            tmp_name = _replace_expected(Path(tmp_name), path, expect)
+            tmp_name = _replace_expected(Path(tmp_name), path, expect, None if private else copied, notes)
         fsync_dir(directory)
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:  # the temporary beside it is longer than the name: PATH_MAX or NAME_MAX
@@ -219,9 +225,13 @@ def _changed(path: Path) -> OutputError:
                        "nothing was written. Run the command again.")
 
 
-def _replace_expected(tmp: Path, path: Path, expect: str | None) -> str | None:
+def _replace_expected(tmp: Path, path: Path, expect: str | None,
+                      copied: tuple[int, bytes | None, int, int] | None = None,
+                      notes: list[str] | None = None) -> str | None:
     """Move ``tmp`` to ``path`` if ``path`` still holds the file hashed ``expect`` (None: no file); the name
-    left to remove afterwards (what came out of ``path``), or None.
+    left to remove afterwards (what came out of ``path``), or None. ``copied``: the mode, ACL, inode and group
+    the new file was given from the old one; after a swap, a change made to the old file since is carried over
+    (:func:`planner.core.access.recheck_after_swap`), its note appended to ``notes``.
 
     Raises:
         OutputError: ``path`` changed (or appeared) meanwhile; the save is in place and ``tmp`` is removed.
@@ -238,6 +248,12 @@ def _replace_expected(tmp: Path, path: Path, expect: str | None) -> str | None:
         if file_sha256(tmp) != expect:
             renames.exchange(tmp, path)  # put the save back; planner's file returns to tmp, removed by the caller
             raise _changed(path)
+        if copied is not None:
+            from planner.core.access import recheck_after_swap
+
+            note = recheck_after_swap(tmp, path, copied[:2], copied[2], copied[3], what="file")
+            if note is not None and notes is not None:
+                notes.append(note)
         return str(tmp)
     if file_sha256(path) != expect:
         raise _changed(path)
@@ -245,9 +261,10 @@ def _replace_expected(tmp: Path, path: Path, expect: str | None) -> str | None:
     return None
 
 
-def write_text(path: Path, text: str, *, private: bool = False, expect: str | None = ANY) -> Path:
+def write_text(path: Path, text: str, *, private: bool = False, expect: str | None = ANY,
+               notes: list[str] | None = None) -> Path:
     """Write UTF-8 ``text`` to ``path`` atomically (see :func:`write_bytes`)."""
-    return write_bytes(path, text.encode("utf-8"), private=private, expect=expect)
+    return write_bytes(path, text.encode("utf-8"), private=private, expect=expect, notes=notes)
 
 
 def write_text_chunks(path: Path, chunks: Iterable[str]) -> Path:

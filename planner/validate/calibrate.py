@@ -385,9 +385,10 @@ def overheads_for_gpu(gpu: Any, path: Path | None, *, given: bool = False) -> Ru
     return None
 
 
-def save_calibration(cal: Calibration, path: Path) -> None:
+def save_calibration(cal: Calibration, path: Path) -> list[str]:
     """Add or replace this GPU's entry in the calibration file (written atomically; the file is replaced only
-    if it is still the one read, so an edit saved meanwhile is kept).
+    if it is still the one read, so an edit saved meanwhile is kept, and a chmod, setfacl or chgrp made on it
+    meanwhile is carried over: planner.core.atomic.write_bytes). Returns the note lines to show (such a change).
 
     Raises:
         OutputError: ``path`` inside the shipped catalog or the planner package, or not writable; the file
@@ -411,7 +412,9 @@ def save_calibration(cal: Calibration, path: Path) -> None:
          "allocator_fraction": round(c.allocator_fraction, 4), "measured_on": c.measured_on,
          "versions": c.versions}
         for c in existing.values()]}
-    write_text(path, yaml.safe_dump(doc, sort_keys=False), expect=read)
+    notes: list[str] = []
+    write_text(path, yaml.safe_dump(doc, sort_keys=False), expect=read, notes=notes)
+    return notes
 
 
 def _plain(value: Any) -> Any:

@@ -337,3 +337,31 @@ def test_calibrate_with_nothing_changed_has_no_note(tmp_path: Path) -> None:
     os.chmod(path, 0o600)
     assert save_calibration(Calibration("NVIDIA L4", 200 * 2**20, 0.04, "2026-11-30", {}), path) == []
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+# ---- pass 15A, not fixed then: a gained report took the group and ACL of one report of the set only ----
+
+def test_a_new_format_gets_the_narrowest_acl_of_the_whole_set(tmp_path: Path) -> None:
+    # a.json keeps out uid 65534, a.csv uid 65533: the new md keeps out both (each ACL alone would let one in)
+    out = tmp_path / "o"
+    _set(out, {"a.json": "1", "a.csv": "2"})
+    _set_acl_or_skip(out / "a.json", _deny_acl(NOBODY))
+    _set_acl_or_skip(out / "a.csv", _deny_acl(NOBODY - 1))
+    _set(out, {"a.json": "1", "a.csv": "2", "a.md": "3"})
+    acl = _acl(out / "a.md")
+    assert acl is not None
+    mask = acl.get((MASK, NO_ID), 7)
+    assert acl[(USER, NOBODY)] & mask == 0 and acl[(USER, NOBODY - 1)] & mask == 0
+
+
+def test_a_new_format_of_a_set_in_two_groups_gives_no_group_a_read(tmp_path: Path) -> None:
+    # a.json in the user's group 0640, a.csv in another group 0640: which group may read is the user's choice per
+    # report; the new md lets neither group read it (0600), rather than pick one
+    out = tmp_path / "o"
+    _set(out, {"a.json": "1", "a.csv": "2"})
+    other = _other_group_or_skip()
+    os.chown(out / "a.csv", -1, other)
+    os.chmod(out / "a.json", 0o640)
+    os.chmod(out / "a.csv", 0o640)
+    _set(out, {"a.json": "1", "a.csv": "2", "a.md": "3"})
+    assert stat.S_IMODE(os.stat(out / "a.md").st_mode) == 0o600

@@ -1,8 +1,8 @@
 """Who can read a report a set gains, and a permission change made while a report is replaced.
 
 A report the set gains (a new ``--format``, or the format that takes the place of the set's removed ones) gets
-the group and POSIX access ACL of a report of the set already there (:func:`give_set_access`), so a set the user
-hid from a user or a group stays hidden. A report being replaced got the old file's mode and ACL when it was
+the group and the narrowest POSIX access ACL of the set's reports already there (:func:`give_set_access`), so a set
+the user hid from a user or a group, in any of its reports, stays hidden. A report being replaced got the old file's mode and ACL when it was
 staged; a ``chmod``/``setfacl`` the user makes on the old file after that would be lost by the swap, so what came
 out of the swap is compared with what was copied, and the new file gets the narrower of the two
 (:func:`narrower`, :func:`recheck_after_swap`), and the group the old file has now (a ``chgrp`` in that window).
@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
+from collections.abc import Sequence
 from pathlib import Path
 
 from planner.core.atomic import ACL_XATTR, KEPT_MODE_BITS, _acl_of
@@ -115,17 +116,22 @@ def apply(fd: int, acl: dict[tuple[int, int], int], extra: int) -> None:
     os.setxattr(fd, ACL_XATTR, build_acl(acl))
 
 
-def give_set_access(fd: int, template: Path, narrow: int, shown: Path) -> None:
-    """Give the staged report ``fd``, a name the set gains, the group and POSIX ACL of ``template`` (a report of
-    the set now in the folder) and no permission bit outside ``narrow`` (every report of the set ANDed); the ACL
-    the new file inherited from its folder's default ACL is kept where the template has none.
+def give_set_access(fd: int, templates: Sequence[Path], narrow: int, shown: Path) -> None:
+    """Give the staged report ``fd``, a name the set gains, the group and POSIX ACL of the set's reports now in the
+    folder (``templates``, at least one) and no permission bit outside ``narrow`` (every report of the set ANDed).
+    Where they hold several ACLs, the new report gets their narrowest (:func:`narrower`: no one may do more than
+    any of them lets); where they are in different groups, the new report keeps its own group and gives its owning
+    group nothing (no group may read it that one of them keeps out). The ACL the new file inherited from its
+    folder's default ACL is kept where no template has one.
 
     Raises:
         OutputError: the group or the ACL cannot be given (not a member of the group; no ACLs here): nothing
             is written.
     """
-    st = os.lstat(template)
-    if os.fstat(fd).st_gid != st.st_gid:
+    stats = [os.lstat(t) for t in templates]
+    gids = {st.st_gid for st in stats}
+    template, st = templates[0], stats[0]
+    if len(gids) == 1 and os.fstat(fd).st_gid != st.st_gid:
         try:
             os.fchown(fd, -1, st.st_gid)
         except OSError as exc:
@@ -134,14 +140,22 @@ def give_set_access(fd: int, template: Path, narrow: int, shown: Path) -> None:
                               "it; nothing was written. Give another --out, or change the set's group to one of "
                               "yours (chgrp).") from None
     mode = stat.S_IMODE(os.fstat(fd).st_mode) & narrow & KEPT_MODE_BITS
+    if len(gids) > 1:
+        mode &= ~0o070
     try:
-        theirs = _acl_of(template)
-        if theirs is None:
+        theirs = [(t, _acl_of(t), s) for t, s in zip(templates, stats)]
+        with_acl = [(t, a, s) for t, a, s in theirs if a is not None]
+        if not with_acl:
             os.fchmod(fd, mode)
             return
-        mine = parse_acl(_acl_of(fd), mode)
-        acl = narrower(mine, parse_acl(theirs, stat.S_IMODE(st.st_mode)))
+        template = with_acl[0][0]
+        acl = parse_acl(_acl_of(fd), mode)
+        for t, a, s in with_acl:
+            template = t
+            acl = narrower(acl, parse_acl(a, stat.S_IMODE(s.st_mode)))
         acl = narrower(acl, parse_acl(None, mode))
+        if len(gids) > 1:
+            acl[(GROUP_OBJ, _NO_ID)] = 0
         apply(fd, acl, mode & ~0o777)
     except (OSError, ValueError) as exc:
         raise OutputError(f"{shown}: cannot be given the access control list (POSIX ACL) of the set's other "

@@ -134,7 +134,7 @@ class ReportSet:
         self._staging_id: tuple[int, int] | None = None  # its device and inode as made: removed only while it is that
         self._committed = False
         self._keep_staging = False
-        self._template: Path | None = None  # a report of the set now there, whose group and ACL a gained one gets
+        self._templates: list[Path] = []  # the set's reports now there, whose group and ACLs a gained one gets
         self.copied: dict[str, tuple[int, bytes | None, int, int]] = {}  # name -> mode, ACL, inode, gid when staged
         self._recorded: list[str] = []
         self._made: list[Path] = []  # the folders this run created for --out (removed again if left empty)
@@ -403,9 +403,9 @@ class ReportSet:
     def _set_mode(self, manifest: dict[str, dict]) -> int | None:
         """The permission bits every report of this set now in the folder allows (their modes ANDed), or None
         when none is there: a report the set gains (a new --format) is given no more than that, so a set the user
-        made private (chmod 600) stays private. The first such report with an ACL (or else the first) is kept as
-        the template whose group and ACL a gained report gets (:func:`planner.core.access.give_set_access`)."""
-        bits, self._template = None, None
+        made private (chmod 600) stays private. Those reports are kept as the templates whose group and narrowest
+        ACL a gained report gets (:func:`planner.core.access.give_set_access`)."""
+        bits, self._templates = None, []
         for name, entry in manifest.items():
             if not _same_set((entry or {}).get("set"), self.set_name):
                 continue
@@ -415,8 +415,7 @@ class ReportSet:
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
                 bits = stat.S_IMODE(st.st_mode) if bits is None else bits & stat.S_IMODE(st.st_mode)
-                if self._template is None or (_acl_of(self.out / name) and not _acl_of(self._template)):
-                    self._template = self.out / name
+                self._templates.append(self.out / name)
         return bits
 
     def _keep_access(self, name: str, narrow: int | None = None) -> None:
@@ -442,8 +441,8 @@ class ReportSet:
             raise OutputError(f"{self._staging / name}: cannot be read ({exc.strerror or exc}).") from None
         try:
             if old is None:
-                assert narrow is not None and self._template is not None
-                give_set_access(fd, self._template, narrow, self.out / name)
+                assert narrow is not None and self._templates
+                give_set_access(fd, self._templates, narrow, self.out / name)
                 return
             acl = _acl_of(self.out / name)  # read first: a change after this is found after the swap (moves)
             keep_access(fd, old, self.out / name, self.out / name)

@@ -78,6 +78,14 @@ def test_a_plain_calibration_gpu_name_still_applies(tmp_path: Path) -> None:
                                                                        "before it", "'a'."),
     ("x\U0001f3fb", "U+1F3FB (EMOJI MODIFIER FITZPATRICK TYPE-1-2)", "an emoji skin tone modifier with no emoji "
                                                                      "before it, drawn as a colour swatch", "'x'."),
+    # U+1F600 GRINNING FACE is an emoji (So) that takes no modifier (not Emoji_Modifier_Base in Unicode 14.0
+    # emoji-data.txt): the modifier after it is drawn as a swatch too (pass 15B, not fixed then)
+    ("\U0001f600\U0001f3fd", "U+1F3FD (EMOJI MODIFIER FITZPATRICK TYPE-4)", "an emoji skin tone modifier after an "
+                                                                         "emoji that takes none, drawn as a colour "
+                                                                         "swatch", "'\U0001f600'."),
+    ("\u2603\U0001f3ff", "U+1F3FF (EMOJI MODIFIER FITZPATRICK TYPE-6)", "an emoji skin tone modifier after an emoji "
+                                                                      "that takes none, drawn as a colour swatch",
+     "'\u2603'."),
 ])
 def test_marks_drawn_as_something_else_are_refused_in_names(name: str, char: str, why: str, fixed: str) -> None:
     told = name_problem(name)
@@ -90,7 +98,9 @@ def test_marks_drawn_as_something_else_are_refused_in_names(name: str, char: str
 
 
 def test_an_emoji_with_its_skin_tone_and_plain_names_pass() -> None:
-    for name in ("\U0001f44d\U0001f3fb ok", "w_x", "o", "caf\u00e9", "cafe\u0301"):
+    # U+1F44D THUMBS UP SIGN, U+1F9D1 ADULT, U+261D, U+1FAF6 (new in 14.0): Emoji_Modifier_Base (emoji-data.txt 14.0)
+    for name in ("\U0001f44d\U0001f3fb ok", "\U0001f9d1\U0001f3fd", "\u261d\U0001f3fb", "\U0001faf6\U0001f3ff",
+                 "w_x", "o", "caf\u00e9", "cafe\u0301"):
         assert name_problem(name) is None, name
 
 

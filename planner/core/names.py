@@ -457,21 +457,44 @@ def _stacked_marks_problem(name: str) -> tuple[str, str] | None:
 _LOW_LINES = frozenset("\u0332\u0333")
 
 
+#: The emoji that take a skin tone modifier (property Emoji_Modifier_Base; Unicode 14.0,
+#: https://www.unicode.org/Public/14.0.0/ucd/emoji/emoji-data.txt; 132 code points, all category So). A modifier
+#: after any other character (a letter, or an emoji such as U+1F600 that takes none) is drawn as a colour swatch
+#: (UTS #51, "Unicode Emoji", 2.4 "Diversity").
+_MODIFIER_BASES = (
+    (0x261D, 0x261D), (0x26F9, 0x26F9), (0x270A, 0x270D), (0x1F385, 0x1F385), (0x1F3C2, 0x1F3C4), (0x1F3C7, 0x1F3C7),
+    (0x1F3CA, 0x1F3CC), (0x1F442, 0x1F443), (0x1F446, 0x1F450), (0x1F466, 0x1F478), (0x1F47C, 0x1F47C),
+    (0x1F481, 0x1F483), (0x1F485, 0x1F487), (0x1F48F, 0x1F48F), (0x1F491, 0x1F491), (0x1F4AA, 0x1F4AA),
+    (0x1F574, 0x1F575), (0x1F57A, 0x1F57A), (0x1F590, 0x1F590), (0x1F595, 0x1F596), (0x1F645, 0x1F647),
+    (0x1F64B, 0x1F64F), (0x1F6A3, 0x1F6A3), (0x1F6B4, 0x1F6B6), (0x1F6C0, 0x1F6C0), (0x1F6CC, 0x1F6CC),
+    (0x1F90C, 0x1F90C), (0x1F90F, 0x1F90F), (0x1F918, 0x1F91F), (0x1F926, 0x1F926), (0x1F930, 0x1F939),
+    (0x1F93C, 0x1F93E), (0x1F977, 0x1F977), (0x1F9B5, 0x1F9B6), (0x1F9B8, 0x1F9B9), (0x1F9BB, 0x1F9BB),
+    (0x1F9CD, 0x1F9CF), (0x1F9D1, 0x1F9DD), (0x1FAC3, 0x1FAC5), (0x1FAF0, 0x1FAF6),
+)
+
+
+def modifier_base(ch: str) -> bool:
+    """Whether ``ch`` is an emoji that takes a skin tone modifier (:data:`_MODIFIER_BASES`)."""
+    return any(lo <= ord(ch) <= hi for lo, hi in _MODIFIER_BASES)
+
+
 def _drawn_mark_problem(name: str) -> tuple[str, str] | None:
     """Why a mark in ``name`` is drawn as something else, as (problem, hint); None when none is: an enclosing mark
     (General_Category Me, Enclosing_Mark in Unicode Standard Annex #44, table 12: U+20DD COMBINING ENCLOSING CIRCLE
     draws a ring round the 'o' before it, U+0488 a ring of dots), a combining low line (:data:`_LOW_LINES`, drawn as
-    '_'), or an emoji skin tone modifier U+1F3FB-1F3FF (category Sk) not right after an emoji (category So, the
-    category of every emoji modifier base; UTS #51, "Unicode Emoji", 2.4 "Diversity": a modifier used alone is shown
-    as a colour swatch). So 'o' and 'o' U+20DD, or 'w_x' and 'w' U+0332 'x', are not two names that read alike
+    '_'), or an emoji skin tone modifier U+1F3FB-1F3FF (category Sk) not right after an emoji that takes one
+    (:func:`modifier_base`; UTS #51, "Unicode Emoji", 2.4 "Diversity": a modifier used alone, or after an emoji that
+    takes none, is shown as a colour swatch). So 'o' and 'o' U+20DD, or 'w_x' and 'w' U+0332 'x', are not two names that read alike
     (h15b #6)."""
     for i, ch in enumerate(name):
         if unicodedata.category(ch) == "Me":
             why = "an enclosing mark drawn round the character before it"
         elif ch in _LOW_LINES:
             why = "a combining mark drawn as an underscore under the character before it"
-        elif "\U0001f3fb" <= ch <= "\U0001f3ff" and not (i and unicodedata.category(name[i - 1]) == "So"):
-            why = "an emoji skin tone modifier with no emoji before it, drawn as a colour swatch"
+        elif "\U0001f3fb" <= ch <= "\U0001f3ff" and not (i and modifier_base(name[i - 1])):
+            why = ("an emoji skin tone modifier with no emoji before it, drawn as a colour swatch" if not i or
+                   unicodedata.category(name[i - 1]) != "So" else
+                   "an emoji skin tone modifier after an emoji that takes none, drawn as a colour swatch")
         else:
             continue
         fixed, code = name[:i] + name[i + 1:], f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"

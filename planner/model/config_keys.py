@@ -306,6 +306,43 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
         raise _error(cfg, where, f"{key} must be a number, not {value!r} (Transformers computes with it as one)", key,
                      text_number_hint(key, value, json) or "Copy the model's published value, e.g. "
                      + (f'"{key}": {example}.' if json else f"{key}: {_yaml_number(example, False)}."))
+    if not json:
+        _refuse_yaml_text_numbers(cfg, where)
+
+
+#: A number in the exponent form that YAML 1.1 (PyYAML) reads as text: no '.' in the mantissa, or no sign in the
+#: exponent ('1e-05', '5e5', '1.5e5'); YAML 1.1's float needs both (yaml.org/type/float.html).
+_YAML_TEXT_EXPONENT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
+
+
+def _refuse_yaml_text_numbers(cfg: Mapping[str, Any], where: str | None) -> None:
+    """Refuse, in a models.yaml ``config:``, a value at any depth that is a number in exponent form YAML 1.1 read
+    as text (:data:`_YAML_TEXT_EXPONENT`): copied from a config.json, where it is a number, it would reach
+    Transformers as a text (h15b #7: ``initializer_range: 2e-2``). A value quoted on purpose is refused too: no
+    published config holds such a text.
+
+    Raises:
+        ModelConfigError: at the top-level key that holds it, with the spelling YAML reads as the number.
+    """
+    def walk(value: Any, path: str) -> tuple[str, str] | None:
+        if isinstance(value, str) and _YAML_TEXT_EXPONENT.fullmatch(value.strip()):
+            return path, value
+        items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+        for k, v in items:
+            found = walk(v, f"{path}.{k}" if isinstance(k, str) else f"{path}[{k}]")
+            if found:
+                return found
+        return None
+
+    for key, value in cfg.items():
+        found = walk(value, str(key))
+        if found and found[0] in MAX_CONFIG_VALUES:  # a size key: the whole number its reader asks for
+            raise _error(cfg, where, f"{key} must be a whole number, not {found[1]!r}", key,
+                         text_number_hint(key, found[1], False, whole=True))
+        if found:
+            path, text = found
+            raise _error(cfg, where, f"{path} is the text {text!r}, not a number", key,
+                         text_number_hint(path.rsplit(".", 1)[-1], text, False))
 
 
 def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int | None, where: str | None,

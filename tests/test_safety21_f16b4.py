@@ -55,3 +55,57 @@ def test_an_extras_category_of_another_word_is_still_taken(tmp_path: Path) -> No
             "    as_of: 2026-01-15\n    category: storage\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\n")
     r = _run(["plan", str(_scenario(tmp_path, text)), "--out", str(tmp_path / "o"), "--format", "json"])
     assert r.exit_code == 0, r.output
+
+
+# 13f. fit() times the request at its answer (planner.api.inputs.card_speed): a request-timing keyword gets why
+# not and what to do (planner.api.inputs.NOT_TAKEN), not the close match 'document_tokens'
+_FIT_TIMES = ("fit() takes no request to time: it times one at its answer (inference), of tokens_per_request output "
+              "tokens (else 256, at most half the context) after a prompt of the rest of the context. Shape that "
+              "request with context= and tokens_per_request=, or time a request of your own with "
+              "planner.estimate(gpu=..., task='infer', prompt_tokens=..., output_tokens=...).")
+
+
+@pytest.mark.parametrize("keyword", ["prompt_tokens", "output_tokens", "input_tokens"])
+def test_fit_refuses_a_request_to_time_saying_what_it_times(keyword: str) -> None:
+    from planner import fit
+    from planner.core.errors import UnknownKeywordError
+
+    with pytest.raises(UnknownKeywordError) as info:
+        fit(model="llama-2-7b", gpu="l4", task="infer", concurrency="max", **{keyword: 5})
+    assert str(info.value) == f"fit() got an unexpected keyword argument {keyword!r}: {_FIT_TIMES}"
+    assert "document_tokens" not in str(info.value)
+
+
+@pytest.mark.parametrize("function", ["fit", "estimate"])
+@pytest.mark.parametrize("keyword", ["ttft_s", "tpot_s", "slo"])
+def test_a_latency_target_given_to_fit_or_estimate_names_the_slo_block(function: str, keyword: str) -> None:
+    import planner
+    from planner.core.errors import UnknownKeywordError
+
+    extra = {"concurrency": "max"} if function == "fit" else {}
+    with pytest.raises(UnknownKeywordError) as info:
+        getattr(planner, function)(model="llama-2-7b", gpu="l4", task="infer", **extra, **{keyword: 1})
+    assert str(info.value) == (
+        f"{function}() got an unexpected keyword argument {keyword!r}: a latency target belongs to a scenario "
+        f"workload's slo: block, which planner.plan() meets by choosing the hardware; {function}() times a request "
+        "on one card (with gpu=) and returns its ttft_s and tpot_s. Read result.speed.ttft_s and "
+        "result.speed.tpot_s, or write slo: {ttft_s: ..., tpot_s: ...} in a scenario's workload and plan it.")
+
+
+@pytest.mark.parametrize("option", ["--prompt-tokens", "--output-tokens"])
+def test_planner_fit_refuses_prompt_tokens_saying_what_it_times(option: str) -> None:
+    r = _run(["fit", "--model", "llama-2-7b", "--gpu", "l4", "--task", "infer", "--concurrency", "max", option, "5"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == (
+        f"Error: {option}: 'planner fit' takes no {option}: it times no request of your choosing but one at its "
+        "answer (inference): tokens_per_request output tokens (else 256, at most half the context) after a prompt "
+        "of the rest of the context. Shape that request with --context (and tokens_per_request in a --workload "
+        "file), or time a request of your own with 'planner estimate --gpu ID --prompt-tokens N --output-tokens N'.")
+
+
+def test_estimate_still_takes_prompt_tokens() -> None:
+    from planner import estimate
+
+    r = estimate(model="llama-2-7b", gpu="l4", task="infer", context=2048, prompt_tokens=1000, output_tokens=100)
+    # the timed request is the one given: 1,000 prompt tokens
+    assert r.speed.prompt_tokens == 1000

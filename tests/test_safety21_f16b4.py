@@ -109,3 +109,45 @@ def test_estimate_still_takes_prompt_tokens() -> None:
     r = estimate(model="llama-2-7b", gpu="l4", task="infer", context=2048, prompt_tokens=1000, output_tokens=100)
     # the timed request is the one given: 1,000 prompt tokens
     assert r.speed.prompt_tokens == 1000
+
+
+# 11. a scenario-level constraint no workload is subject to is warned about, in the words of the unused
+# constraints.network warning (planner.solve.warnings.unused_constraints)
+_TRAIN = ("  - name: {name}\n    model: llama-2-7b\n    task: train\n    method: qlora\n    micro_batch: 1\n"
+          "    seq_len: 512\n    dataset_tokens: 1000000\n{extra}")
+_INFER = "  - name: {name}\n    model: llama-2-7b\n    task: infer\n    context: 2048\n"
+
+
+def _plan_warnings(tmp_path: Path, workloads: str, constraints: str) -> list[str]:
+    from planner import plan
+
+    path = _scenario(tmp_path, f"name: vac\nworkloads:\n{workloads}constraints:\n{constraints}")
+    return list(plan(path).warnings)
+
+
+def test_a_decode_floor_with_training_workloads_only_is_warned_unused(tmp_path: Path) -> None:
+    warnings = _plan_warnings(tmp_path, _TRAIN.format(name="w", extra=""), "  min_decode_tokens_per_s: 10\n")
+    assert ("constraints.min_decode_tokens_per_s is not used: no workload serves (it would cover the inference "
+            "workloads; w trains, and a training workload's time is deadline_hours or "
+            "constraints.max_hours_per_job)") in warnings
+
+
+def test_a_job_deadline_with_inference_workloads_only_is_warned_unused(tmp_path: Path) -> None:
+    warnings = _plan_warnings(tmp_path, _INFER.format(name="a") + _INFER.format(name="b"), "  max_hours_per_job: 10\n")
+    assert ("constraints.max_hours_per_job is not used: no workload trains (it would cover the training workloads; "
+            "a, b serve, and a serving workload's speed is its slo: or constraints.min_decode_tokens_per_s)") in warnings
+
+
+def test_a_job_deadline_every_training_workload_overrides_is_warned_unused(tmp_path: Path) -> None:
+    workloads = (_TRAIN.format(name="w", extra="    deadline_hours: 5\n")
+                 + _TRAIN.format(name="v", extra="    deadline_hours: 6\n"))
+    warnings = _plan_warnings(tmp_path, workloads, "  max_hours_per_job: 10\n")
+    assert ("constraints.max_hours_per_job is not used: each training workload (w, v) gives deadline_hours of its "
+            "own (it would cover the training workloads without one)") in warnings
+
+
+def test_constraints_some_workload_is_subject_to_get_no_such_warning(tmp_path: Path) -> None:
+    # w trains without a deadline of its own (max_hours_per_job covers it), s serves (the decode floor covers it)
+    workloads = _TRAIN.format(name="w", extra="") + _INFER.format(name="s")
+    warnings = _plan_warnings(tmp_path, workloads, "  max_hours_per_job: 1000\n  min_decode_tokens_per_s: 1\n")
+    assert not [w for w in warnings if "is not used" in w], warnings

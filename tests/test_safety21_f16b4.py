@@ -151,3 +151,31 @@ def test_constraints_some_workload_is_subject_to_get_no_such_warning(tmp_path: P
     workloads = _TRAIN.format(name="w", extra="") + _INFER.format(name="s")
     warnings = _plan_warnings(tmp_path, workloads, "  max_hours_per_job: 1000\n  min_decode_tokens_per_s: 1\n")
     assert not [w for w in warnings if "is not used" in w], warnings
+
+
+# 13e. catalog check --today before the month of the newest price or cloud row is refused
+# (planner.catalog.check.reference_date_problem): a price dated after it would be counted fresh
+def test_catalog_check_refuses_a_today_before_the_newest_price_with_a_month_that_works() -> None:
+    import planner
+    from planner.catalog.check import months, newest_date, today_date
+
+    cat = planner.load_catalog()
+    newest, where = newest_date(cat)
+    assert newest[:7] == "2026-11"  # the shipped catalog's newest figure (reference_date: 2026-11 too)
+    r = _run(["catalog", "check", "--today", "2020-09"])
+    assert r.exit_code == 2, r.output
+    # 2020-09 is the month of the oldest price (gpus.yaml rtx-3090, 2020-09-24): every other figure is later
+    head, _, tail = r.stderr.strip().partition(" dated prices and cloud rows are dated after it")
+    assert head.startswith(f"Error: Invalid value for --today: 2020-09 is before the month of the catalog's newest "
+                           f"date, {newest} ({where}): ")
+    later, _, total = head.rsplit(": ", 1)[1].partition(" of its ")
+    assert int(later.replace(",", "")) == int(total.replace(",", "")) - 1  # all but rtx-3090's own
+    assert tail == (f", which the check cannot age (it would count them fresh). Give a date from {newest[:7]} on, "
+                    f"e.g. today's, {today_date()}, the default. See 'planner catalog check --help'.")
+    # the hint works: its month is taken, and a day in that month too (ages are whole months)
+    for ok in (newest[:7], newest[:7] + "-01"):
+        r = _run(["catalog", "check", "--today", ok])
+        assert r.exit_code in (0, 1) and r.stdout.splitlines()[-1].endswith("note(s)."), r.output
+    # the month before is refused (months(): y * 12 + m)
+    year, month = divmod(months(newest) - 2, 12)
+    assert _run(["catalog", "check", "--today", f"{year:04d}-{month + 1:02d}"]).exit_code == 2

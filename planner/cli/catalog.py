@@ -243,7 +243,8 @@ def list_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:  # 
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--today", default=None, metavar="YYYY-MM[-DD]",
-              help="Count ages from this date (default: today's date).")
+              help="Count ages from this date (default: today's date); not before the month of the "
+                   "catalog's newest price.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @handle_errors
 def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> None:
@@ -275,7 +276,7 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
             raise click.BadParameter(f"{today!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--today")
     catalog = opts.load_catalog_option(catalog_dir)
     problem = reference_date_problem(catalog, today) if today is not None else None
-    if problem is not None:  # before the catalog's own dates: 0 failed would say nothing
+    if problem is not None:  # before the catalog's newest date: 0 failed would say nothing
         raise click.BadParameter(problem, param_hint="--today")
     findings, ref = check_catalog(catalog, today=today)
     failed = failures(findings)

@@ -179,3 +179,63 @@ def test_catalog_check_refuses_a_today_before_the_newest_price_with_a_month_that
     # the month before is refused (months(): y * 12 + m)
     year, month = divmod(months(newest) - 2, 12)
     assert _run(["catalog", "check", "--today", f"{year:04d}-{month + 1:02d}"]).exit_code == 2
+
+
+# 9. a merged key (<<: *anchor) wrong for the merging entry is located at that entry's '<<' line and names the
+# anchor's line; the hint is not "Remove it" (that would change the entry that wrote it: YAML cannot unset a
+# merged key) but overriding it beside '<<' or merging a mapping without it (planner.core.fields.Entry.error)
+def _plan_error(tmp_path: Path, text: str) -> tuple[int, str, Path]:
+    path = _scenario(tmp_path, text)
+    r = _run(["plan", str(path), "--out", str(tmp_path / "o"), "--format", "json"])
+    return r.exit_code, r.stderr.strip(), path
+
+
+def test_a_merged_option_of_the_other_task_names_the_merge_line(tmp_path: Path) -> None:
+    # lines: 3 '- &b', 7 'method: lora' (workloads[0], a train workload), 11 '- <<: *b' (workloads[1], infer)
+    text = ("name: m1\nworkloads:\n  - &b\n    name: a\n    model: llama-2-7b\n    task: train\n    method: lora\n"
+            "    lora_rank: 16\n    micro_batch: 1\n    seq_len: 512\n  - <<: *b\n    name: b\n    task: infer\n"
+            "    context: 2048\n")
+    code, err, path = _plan_error(tmp_path, text)
+    assert code == 2
+    assert err == (f"Error: {path}:11: workloads[1].method: 'method' is an option of task train, not infer "
+                   "(workloads[1] does not write 'method': '<<' on line 11 merges it from line 7). YAML cannot unset "
+                   "a merged key, and no value of it fits here: merge a mapping without it, or do not merge; or set "
+                   "task: train.")
+    assert "Remove it" not in err
+
+
+def test_a_list_merged_by_mistake_names_the_merge_line_and_the_list(tmp_path: Path) -> None:
+    # lines: 2 'workloads: &wl' (the list), 3 '- name: a' (its item), 8 '<<: *wl' in constraints
+    text = ("name: m2\nworkloads: &wl\n  - name: a\n    model: llama-2-7b\n    task: infer\n    context: 2048\n"
+            "constraints:\n  <<: *wl\n  max_cards: 2\n")
+    code, err, path = _plan_error(tmp_path, text)
+    assert code == 2
+    assert err.startswith(
+        f"Error: {path}:8: constraints.name: unknown key 'name' (constraints does not write 'name': '<<' on line 8 "
+        "merges it from line 3, an item of the list on line 2 that '<<' names). YAML cannot unset a merged key, and "
+        "no value of it fits here: merge a mapping without it, or do not merge; '<<' merges every mapping of a list "
+        "it names, so name one mapping (an &anchor on it). Valid keys: allowed_gpus, "), err
+
+
+def test_a_value_inside_a_merged_key_names_the_merge_line(tmp_path: Path) -> None:
+    # workloads[0]'s slo (line 8) fits its context 2048; workloads[1] merges it (line 9) with context 512, where a
+    # request of 1,500 + 200 tokens does not fit: overriding slo beside '<<' (whole) fixes it
+    text = ("name: m5\nworkloads:\n  - &b\n    name: a\n    model: llama-2-7b\n    task: infer\n    context: 2048\n"
+            "    slo: {ttft_s: 1, concurrency: 4, prompt_tokens: 1500, output_tokens: 200}\n  - <<: *b\n    name: b\n"
+            "    context: 512\n")
+    code, err, path = _plan_error(tmp_path, text)
+    assert code == 2
+    assert err == (f"Error: {path}:9: workloads[1].slo.prompt_tokens: a request of 1,500 prompt + 200 output tokens "
+                   "does not fit the workload's context of 512 tokens (workloads[1] does not write 'slo': '<<' on line 9 "
+                   "merges it from line 8; this value is on line 8). YAML cannot unset a merged key: write slo: beside "
+                   "'<<' on line 9, whole, to override it, or merge a mapping without it (or do not merge). Raise the "
+                   "workload's context, or shorten the request.")
+
+
+def test_a_merged_key_overridden_beside_the_merge_is_no_longer_merged() -> None:
+    from planner.core.yamlio import parse_yaml
+
+    doc = parse_yaml("a: &a {x: 1, y: 1}\nb: &b {z: 3}\nc:\n  <<: [*a, *b]\n  x: 3\n")
+    # x is written beside '<<' (line 5): not merged; y and z come through the '<<' on line 4, from an inline list
+    assert doc["c"].merged == {"y": (4, None), "z": (4, None)}
+    assert doc["c"].lines == {"x": 5, "y": 1, "z": 2}

@@ -1,0 +1,118 @@
+"""h16b findings fixed on branch f16b1: import-skypilot's source texts beyond U+FFFF and with private-use
+characters load back (#1), --source is checked at the option for what the loader refuses (13l, 13m)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from planner.catalog.loader import load_catalog
+from planner.catalog.skypilot import source_problem, yaml_text
+from planner.cli.main import main
+
+HEADER_AWS = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region," \
+             "AvailabilityZone,GpuInfo,Arch\n"
+# the repro's row (h16b #1: /tmp/h16b/repro/f_astral/run.sh)
+G6 = "g6.xlarge,L4,1,4,16,0.8048,0.3,us-east-1,us-east-1a,,x86_64\n"
+
+
+def _aws(folder: Path) -> Path:
+    path = folder / "aws" / "vms.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HEADER_AWS + G6, encoding="utf-8")
+    return path
+
+
+def _import(*args: str):
+    return CliRunner().invoke(main, ["catalog", "import-skypilot", *args, "--as-of", "2026-01"])
+
+
+def _source(out: Path) -> str:
+    """The source of the imported row as the catalog loader reads the overlay back."""
+    catalog = load_catalog(out)
+    return next(i.source for i in catalog.instances if i.id == "aws-g6-xlarge")
+
+
+@pytest.mark.parametrize("text", ["quote \U0001f600", "\U00020000 x", "a\"b\\c \u4e2d", "\U0001f469\u200d\U0001f4bb",
+                                  "\udcff"])
+def test_yaml_text_reads_back_as_itself(text: str) -> None:
+    # a character beyond U+FFFF is written as its 8-digit escape, never as a surrogate pair ('\ud83d\ude00'),
+    # which YAML reads as two lone surrogates
+    written = yaml_text(text)
+    assert written.isascii() and "\\ud83d" not in written
+    assert yaml.safe_load(written) == text
+
+
+def test_an_emoji_in_source_loads_back(tmp_path: Path) -> None:
+    out = tmp_path / "o1"
+    r = _import(str(_aws(tmp_path)), "--out", str(out), "--source", "quote \U0001f600")
+    assert r.exit_code == 0, r.output
+    assert 'source: "quote \\U0001f600"' in (out / "cloud.yaml").read_text(encoding="utf-8")
+    assert _source(out) == "quote \U0001f600"
+    # and a plan's catalog check reads the overlay
+    check = CliRunner().invoke(main, ["catalog", "check", "--catalog", str(out)])
+    assert check.exit_code == 0, check.output
+
+
+@pytest.mark.parametrize("folder", ["proj\U0001f600", "\U00020000"])  # an emoji; CJK Extension B
+def test_a_path_beyond_u_ffff_in_the_default_source_loads_back(tmp_path: Path, folder: str) -> None:
+    src = _aws(tmp_path / folder)
+    out = tmp_path / "o"
+    r = _import(str(src), "--out", str(out))
+    assert r.exit_code == 0, r.output
+    # the default source names the path as given, the character itself (written as its \U escape)
+    assert _source(out) == f"SkyPilot catalog file {src} (schema v8, REF:SKY-SCHEMA-v8), read 2026-01"
+
+
+def test_a_private_use_character_in_the_path_is_escaped_in_the_default_source(tmp_path: Path) -> None:
+    # U+F022: the SFM mapping of SMB shares writes it for a ':' in a Windows file name
+    src = _aws(tmp_path / "share\uf022x")
+    out = tmp_path / "o"
+    r = _import(str(src), "--out", str(out))
+    assert r.exit_code == 0, r.output
+    shown = str(src).replace("\uf022", "\\uf022")  # the six characters '\uf022', as the docs' '\x1b', '\u202e'
+    assert _source(out) == f"SkyPilot catalog file {shown} (schema v8, REF:SKY-SCHEMA-v8), read 2026-01"
+
+
+def test_a_path_too_long_for_a_source_even_escaped_asks_for_source(tmp_path: Path) -> None:
+    # 9 folders of 85 private-use characters (255 bytes each, a folder name's most): escaped as 6 characters each,
+    # 9 x 85 x 6 = 4,590 characters, over the loader's 4,000 for a source
+    folder = tmp_path.joinpath(*["\uf022" * 85] * 9)
+    out = tmp_path / "o"
+    r = _import(str(_aws(folder)), "--out", str(out))
+    assert r.exit_code == 2 and not out.exists()
+    assert "the default source of its rows, which names the file's path, would be refused by the catalog loader: " \
+           "it is 4," in r.stderr
+    assert r.stderr.rstrip().endswith("Give the rows a source of your own, e.g. --source 'SkyPilot catalog, "
+                                      "2026-01'."), r.stderr
+    assert r.stderr.count("\n") == 1 and "\uf022" not in r.stderr
+
+
+@pytest.mark.parametrize("value, message", [
+    # h16b 13l: the loader refuses a private-use character in a text (planner.core.names.text_glyph_problem)
+    ("a\ue000b", "Invalid value for --source: holds U+E000 at character 2, shown as \\ue000: a private-use "
+                 "character"),
+    # a byte that is not UTF-8 (PEP 383 holds it as U+DCFF)
+    ("a\udcffb", "Invalid value for --source: holds the byte 0xff, which is not UTF-8, so no catalog file can "
+                 "hold the text; type it in UTF-8, e.g. --source 'SkyPilot catalog, 2026-01'."),
+    # h16b 13m: 40,000 characters, over the loader's 4,000 (planner.catalog.texts.MAX_FREE_TEXT_CHARS)
+    ("s" * 40_000, "Invalid value for --source: is 40,000 characters long; a catalog row's source is at most 4,000 "
+                   "characters (the catalog loader's cap); give a short one (at most 4,000 characters) saying where "
+                   "the files come from, e.g. --source 'SkyPilot catalog, 2026-01' or the catalog's URL and commit."),
+    ("s" * 4_001, "is 4,001 characters long"),
+])
+def test_a_source_the_loader_refuses_is_refused_at_the_option(tmp_path: Path, value: str, message: str) -> None:
+    out = tmp_path / "o"
+    r = _import(str(_aws(tmp_path)), "--out", str(out), "--source", value)
+    assert r.exit_code == 2 and not out.exists()
+    assert message in r.stderr, r.stderr
+    assert "keep the long text in a file" not in r.stderr and "instances[0]" not in r.stderr
+
+
+def test_a_source_of_4000_characters_is_taken() -> None:
+    # the cap itself: 4,000 characters load (planner.catalog.texts.MAX_FREE_TEXT_CHARS)
+    assert source_problem("s" * 4_000) is None
+    assert source_problem("quote \U0001f600") is None

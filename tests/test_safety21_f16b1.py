@@ -116,3 +116,32 @@ def test_a_source_of_4000_characters_is_taken() -> None:
     # the cap itself: 4,000 characters load (planner.catalog.texts.MAX_FREE_TEXT_CHARS)
     assert source_problem("s" * 4_000) is None
     assert source_problem("quote \U0001f600") is None
+
+
+def test_out_as_its_own_catalog_gets_a_hint_that_works(tmp_path: Path) -> None:
+    # h16b #12: the hint said "use both with --catalog", but --catalog is given once
+    src = _aws(tmp_path)
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "ram.yaml").write_text("schema_version: 1\ndimms: []\n", encoding="utf-8")
+    r = _import(str(src), "--out", str(ov), "--catalog", str(ov))
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: --out {ov} is the --catalog overlay this run reads, and an import never replaces its "
+                        f"own input. Copy {ov}'s other files (ram.yaml) into a new folder NEW, import into it with "
+                        f"--out NEW --catalog {ov}, then give --catalog NEW alone (a run reads one overlay "
+                        "folder).\n")
+    # followed: the new folder loads alone as --catalog, with the overlay's ram.yaml and the imported rows
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "ram.yaml").write_bytes((ov / "ram.yaml").read_bytes())
+    r = _import(str(src), "--out", str(new), "--catalog", str(ov))
+    assert r.exit_code == 0, r.output
+    listing = CliRunner().invoke(main, ["catalog", "cloud", "--catalog", str(new)])
+    assert listing.exit_code == 0 and "aws-g6-xlarge" in listing.output
+    assert str(new / "ram.yaml") in load_catalog(new).files
+    # an overlay that holds a cloud.yaml: its own entries are said not to be carried over
+    (ov / "cloud.yaml").write_bytes((new / "cloud.yaml").read_bytes())
+    r = _import(str(src), "--out", str(ov), "--catalog", str(ov))
+    assert r.exit_code == 2
+    assert r.stderr.endswith(f"(a run reads one overlay folder); {ov}/cloud.yaml's own entries are not in it: add "
+                             "them to NEW/cloud.yaml by hand.\n"), r.stderr

@@ -367,8 +367,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     inputs = [Path(f) for f in files] + _overlay_files(catalog_dir)
     if catalog_dir is not None and _same_dir(catalog_dir, out):
         raise InputError(f"--out {out_dir} is the --catalog overlay this run reads, and an import never "
-                         "replaces its own input", hint="Give --out another directory, then use both with "
-                                                        "--catalog (or merge them by hand).")
+                         "replaces its own input", hint=_own_overlay_hint(catalog_dir))
     check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=inputs)
     _before_import(out, catalog_dir)
     catalog = opts.load_catalog_option(catalog_dir)
@@ -397,6 +396,26 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     for note in rs.notes:
         echo(note, err=True)
     echo(escape_unsafe(f"Wrote {path} ({count} instance(s)); use it with --catalog {out_dir}"))
+
+
+def _own_overlay_hint(catalog_dir: str) -> str:
+    """What to do when ``--out`` is the ``--catalog`` overlay (h16b #12): a run reads one overlay folder
+    (``--catalog`` is given once), so the imported rows go into a new folder holding the overlay's other files,
+    whose GPU ids the rows may name, and that folder is used alone; a ``cloud.yaml`` already in the overlay is not
+    carried over, its entries are to be added by hand."""
+    from pathlib import Path
+
+    from planner.core.names import escape_unsafe
+
+    folder = Path(catalog_dir)
+    names = [p.name for p in _overlay_files(catalog_dir) if p.name != "cloud.yaml" and p.is_file()]
+    names += ["SOURCES.md"] if (folder / "SOURCES.md").is_file() else []
+    shown = escape_unsafe(str(catalog_dir))
+    copy = (f"Copy {shown}'s other files ({', '.join(names)}) into a new folder NEW, import into it with --out NEW "
+            f"--catalog {shown}" if names else f"Import with --out NEW (a new folder) --catalog {shown}")
+    own = (f"; {shown}/cloud.yaml's own entries are not in it: add them to NEW/cloud.yaml by hand"
+           if (folder / "cloud.yaml").is_file() else "")
+    return f"{copy}, then give --catalog NEW alone (a run reads one overlay folder){own}."
 
 
 def _before_import(out: Any, catalog_dir: str | None) -> None:

@@ -145,3 +145,32 @@ def test_out_as_its_own_catalog_gets_a_hint_that_works(tmp_path: Path) -> None:
     assert r.exit_code == 2
     assert r.stderr.endswith(f"(a run reads one overlay folder); {ov}/cloud.yaml's own entries are not in it: add "
                              "them to NEW/cloud.yaml by hand.\n"), r.stderr
+
+
+@pytest.mark.parametrize("sep, name", [
+    (";", "';' (a semicolon), as a spreadsheet saves CSV where the decimal mark is a comma (its numbers then read "
+          "0,8048, which the importer does not take)"),
+    ("\t", "a tab, as a tab-delimited text file does"),
+])
+def test_a_file_separated_by_another_character_is_told_so(tmp_path: Path, sep: str, name: str) -> None:
+    # h16b 13c: the repro's German-locale file: every column is in the header, the separator is ';'
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text(HEADER_AWS.replace(",", sep) + G6.replace(",", sep), encoding="utf-8")
+    out = tmp_path / "o"
+    r = _import(str(path), "--out", str(out))
+    assert r.exit_code == 2 and not out.exists()
+    assert r.stderr == (f"Error: {path}: line 1: the header separates its columns with {name}; a SkyPilot vms.csv "
+                        "separates them with ','. Give the provider's vms.csv as SkyPilot publishes it (download it "
+                        "again rather than saving it from a spreadsheet), or save it with ',' between values and '.' "
+                        "as the decimal mark, then import it again.\n")
+
+
+def test_a_header_missing_columns_whatever_the_separator_is_still_named_so(tmp_path: Path) -> None:
+    # ';' in the header but not every required column there once split at it: the columns missing are named
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text("InstanceType;Price\ng6.xlarge;1\n", encoding="utf-8")
+    r = _import(str(path), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2
+    assert "not a SkyPilot vms.csv: no column InstanceType, AcceleratorName" in r.stderr

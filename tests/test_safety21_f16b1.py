@@ -174,3 +174,69 @@ def test_a_header_missing_columns_whatever_the_separator_is_still_named_so(tmp_p
     r = _import(str(path), "--out", str(tmp_path / "o"))
     assert r.exit_code == 2
     assert "not a SkyPilot vms.csv: no column InstanceType, AcceleratorName" in r.stderr
+
+
+# a hand-written cloud.yaml entry (the shipped aws-g6-xlarge row's figures, catalog/cloud.yaml)
+_CLOUD_ENTRY = """schema_version: 1
+instances:
+  - id: my-g6
+    provider: {provider}
+    instance: "{instance}"
+    gpu: l4
+    gpu_count: 1
+    vcpus: 4
+    memory: 16 GiB
+    usd_per_hour: 0.8048
+    region: "{region}"
+    source: "test"
+    as_of: "2026-08"
+    verification: V
+"""
+
+
+def _cloud_overlay(tmp_path: Path, *, provider: str = "aws", instance: str = "g6.xlarge",
+                   region: str = "us-east-2") -> Path:
+    out = tmp_path / "ov"
+    out.mkdir()
+    (out / "cloud.yaml").write_text(_CLOUD_ENTRY.format(provider=provider, instance=instance, region=region),
+                                    encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("key, value, odd", [
+    ("region", "=1+1", "'='"), ("region", "[r](http://e)", "'['"), ("region", "us:east", "':'"),
+    ("region", "us  east", "blanks or commas out of place"), ("region", ", US, NA", "blanks or commas out of place"),
+    ("instance", "=1+1", "'='"), ("instance", "g6 xlarge", "' '"), ("instance", "a/b", "'/'"),
+])
+def test_a_cloud_region_or_instance_is_written_as_the_clouds_name_them(tmp_path: Path, key: str, value: str,
+                                                                        odd: str) -> None:
+    # h16b 13d: printable ASCII was all the loader asked; '=1+1' and '[r](http://e)' loaded and were printed
+    ov = _cloud_overlay(tmp_path, **{key: value})
+    r = CliRunner().invoke(main, ["catalog", "cloud", "--catalog", str(ov)])
+    assert r.exit_code == 2
+    line = 11 if key == "region" else 5  # the line of the key in _CLOUD_ENTRY
+    what = "a region" if key == "region" else "an instance type"
+    assert r.stderr.startswith(f"Error: {ov / 'cloud.yaml'}:{line}: instances[0] (my-g6).{key}: {value!r} holds "
+                               f"{odd}; {what} is letters, digits, '-', '_' and '.', as the clouds name them"), r.stderr
+    assert r.stderr.count("\n") == 1
+
+
+def test_a_region_with_blanks_of_a_cloud_that_names_none_so_is_refused_with_the_name(tmp_path: Path) -> None:
+    ov = _cloud_overlay(tmp_path, region="us east 2")
+    r = CliRunner().invoke(main, ["catalog", "cloud", "--catalog", str(ov)])
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: {ov / 'cloud.yaml'}:11: instances[0] (my-g6).region: region 'us east 2' holds "
+                        "blanks, and aws names its regions without (us-east-1). Did you mean region: 'us-east-2'?\n")
+
+
+@pytest.mark.parametrize("provider, instance, region", [
+    ("vast", "1x-RTX_4090-32-65536", "Texas, US, NA"),  # SkyPilot's catalogs/v8/vast/vms.csv writes these
+    ("vast", "2x-RTX_4090-32-65536", "British Columbia, CA, NA"),
+    ("oci", "BM.GPU.H100.8", "us-ashburn-1"),
+    ("azure", "Standard_NC24ads_A100_v4", "eastus"),
+])
+def test_regions_and_instances_as_skypilot_files_write_them_load(tmp_path: Path, provider: str, instance: str,
+                                                                 region: str) -> None:
+    catalog = load_catalog(_cloud_overlay(tmp_path, provider=provider, instance=instance, region=region))
+    row = next(i for i in catalog.instances if i.id == "my-g6")
+    assert (row.instance, row.region) == (instance, region)

@@ -96,17 +96,19 @@ def _reached(params: dict[str, Any]) -> list[Path]:
     return found
 
 
-#: The names of the files planner writes into an output or overlay folder, by suffix (reports, cloud.yaml),
-#: and its manifest: standard output sent onto one of them would be replaced, removed or read as an input.
-_WRITTEN_SUFFIXES = (".xlsx", ".csv", ".json", ".md", ".yaml", ".yml")
-
-
 def _written_here(folders: Iterable[Path]) -> Iterator[Path]:
-    """The files directly inside ``folders`` that planner writes or reads there (:data:`_WRITTEN_SUFFIXES`, the
-    manifest); another file there (``plan.txt``, a log) is no business of planner's."""
-    for f in _files(folders, walk=False):
-        if f.suffix.lower() in _WRITTEN_SUFFIXES or f.name.startswith(".planner-"):
-            yield f
+    """The files directly inside ``folders`` that planner writes, reads or removes there (reports, cloud.yaml,
+    the manifest, its temporaries, the files in a staging-named folder: planner.core.protected.planners_files_in);
+    another file there (``plan.txt``, a log) is no business of planner's."""
+    from planner.core.protected import planners_files_in
+
+    for folder in folders:
+        for f in planners_files_in(folder):
+            try:
+                if f.is_file():
+                    yield f
+            except OSError:
+                continue
 
 
 def refuse_streams_onto_inputs(ctx: click.Context) -> None:

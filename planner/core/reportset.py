@@ -19,6 +19,9 @@ that empties it, else it is left and said (:attr:`ReportSet.notes`); the previou
 there (``N.old``) are listed in the mark before they are made. Planner's own temporary manifests
 (``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
 start of one: :func:`planner.core.manifest.is_manifest_tmp`) are removed and said; another file of that name is kept and said.
+Never removed as a leftover: a file that is this run's own standard output or error (by device and inode: a
+redirection onto such a name, :func:`_own_stream`), and a staging-named folder that is, or holds, the temporary
+folder (``TMPDIR``: planner.core.tempdir.temp_within); each is left and said.
 
 A report that exists and is read-only (no write permission bit) is not replaced or removed: the
 set is refused with one line before anything is moved.

@@ -145,7 +145,8 @@ def planners_files_in(out: Path | str) -> list[Path]:
             found.append(path)
         if n.startswith(".planner-staging"):
             try:
-                found += [path / c for c in os.listdir(path)]
+                if stat.S_ISDIR(os.lstat(path).st_mode):  # a folder there, not a link to one elsewhere
+                    found += [path / c for c in os.listdir(path)]
             except (OSError, ValueError):
                 continue
     return found

@@ -11,7 +11,8 @@ planner.api.plans.named_files; the report writer's own list of a run's inputs is
 which shares its model paths), the default calibration file (estimate reads it, calibrate adds to it), the
 files directly inside ``--out`` that planner writes or removes there (reports, cloud.yaml, the manifest, its
 temporary manifests, the files in a staging-named folder: said as such, not as inputs; a ``plan.txt`` there is
-not one), and every file of the planner package and of the shipped catalog beside it (planner.core.protected.protected_folders).
+not one), and every file of the planner package and of the shipped catalog beside it
+(planner.core.protected.protected_folders).
 A match is refused before anything is written, as one ``Error:`` line on the other stream (on neither, when
 both streams are such files) and exit status 2. :func:`refuse_streams_early` makes the same check before the
 command line is read, against the package, the catalog, the files the command line names and those its defaults
@@ -79,7 +80,8 @@ def _reached(params: dict[str, Any]) -> list[Path]:
     """The files a run reads that no option or argument names: those a scenario or workload file reaches
     (each workload's model folder and config.json, a cached Hugging Face config.json:
     planner.api.plans.named_files), the cached config.json of a ``--model`` hub id and the refs/main that names
-    its revision, and the default calibration file (planner.validate.calibrate.default_path: estimate reads it, calibrate adds to it)."""
+    its revision, and the default calibration file (planner.validate.calibrate.default_path: estimate reads it,
+    calibrate adds to it)."""
     from planner.api.plans import model_files, named_files
 
     found: list[Path] = []

@@ -155,8 +155,9 @@ def planners_files_in(out: Path | str) -> list[Path]:
 def stream_into_planners_files(stream: Any, out: Path, inputs: Iterable[str | Path] = ()) -> bool:
     """Whether ``stream`` (the Python API caller's standard error) writes into a file planner must not write into:
     a file of its package or shipped catalog (:func:`is_protected_file`), one of the run's ``inputs``, or a file in
-    ``out`` that the run may write or remove (:func:`planners_files_in`; by device and inode). The command line refuses such a stream before
-    it starts (planner.cli.streams); the API has no say over its caller's streams, so a line it would print there
+    ``out`` that the run may write or remove (:func:`planners_files_in`; by device and inode). The command line
+    refuses such a stream before it starts (planner.cli.streams); the API has no say over its caller's streams, so
+    a line it would print there
     (planner.core.reportset.ReportSet: "Interrupted by SIGTERM ...") is not printed at all. False for a stream that
     is no regular file of the system's (a terminal, a pipe, a test's buffer)."""
     import io

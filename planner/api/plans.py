@@ -475,8 +475,8 @@ def before_writing(out: Path, names: Iterable[str], cat: Any, *, temp: bool) -> 
     """Refuse, before the work, a report set whose reports or temporary files would land where a later run reads
     them: a report named as a catalog's source list (SOURCES.md) in a folder of overlay files
     (planner.catalog.report_sources); with ``temp`` (a workbook: openpyxl's temporary files), a temporary folder
-    (TMPDIR) that is ``out`` or a ``--catalog`` overlay folder of ``cat``, or inside the shipped catalog or the
-    package (planner.core.tempdir).
+    (TMPDIR) that is, or is inside, ``out`` or a ``--catalog`` overlay folder of ``cat``, or inside the shipped
+    catalog or the package (planner.core.tempdir).
 
     Raises:
         DestinationError: naming the file or the variable, and what to do.

@@ -136,9 +136,9 @@ def _set(var: str) -> str:
 
 
 def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
-    """Refuse, before the work, a temporary folder (``TMPDIR``) that is the output folder ``out`` or one of the
-    ``--catalog`` overlay folders the run reads (the same folder by device and inode: a link or a bind mount of it
-    too), and one :func:`refuse_protected_temp` refuses. openpyxl's temporary files and the importer's check copy
+    """Refuse, before the work, a temporary folder (``TMPDIR``) that is, or is inside, the output folder ``out`` or
+    one of the ``--catalog`` overlay folders the run reads (the same folder by device and inode: a link or a bind
+    mount of it too; :func:`temp_within`), and one :func:`refuse_protected_temp` refuses. openpyxl's temporary files and the importer's check copy
     would be made there: beside the reports, or among an input's files, where a run stopped by SIGKILL leaves them
     (an overlay's catalog files are read by name, so they would stay litter in an input folder).
 

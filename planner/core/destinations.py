@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.core.atomic import own_file_sha256, refuse_read_only
+from planner.core.atomic import not_a_folder, own_file_sha256, refuse_read_only
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import MANIFEST, read_manifest
 from planner.core.protected import refuse_protected
@@ -64,7 +64,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
         raise DestinationError(f"{out}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     if st is not None and not stat.S_ISDIR(st.st_mode):
-        raise DestinationError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
+        raise not_a_folder(out, st.st_mode)
     if st is not None:
         refuse_shared_folder(out, "the output folder", _SHARED_HINT, st=st)
     manifest = read_manifest(out) if st is not None else {}

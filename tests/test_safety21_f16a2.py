@@ -8,8 +8,8 @@
    ``..planner-reports.json.XXXXXXXX.tmp``, a file in a staging-named folder) is refused before any work; the
    cleanup of a dead run never removes the run's own standard output or error (the API, where nothing refuses it).
 6. The lock line says what is known: the holder may be any process that can open the folder.
-3. In the API, a handler of the program's own whose signal lands on another thread (numpy's BLAS workers) runs once
-   the set is whole, not between its moves.
+3. (Not changed, documented in docs/commands.md: swapping the program's signal handlers during the moves would be a
+   process-wide change made by a library call, which tests/test_global_state.py forbids.)
 Minor: calibrate --out /dev/null and a FIFO --out are named as what they are; --format given twice hints the values
 given, joined.
 """
@@ -17,22 +17,18 @@ given, joined.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import shlex
-import signal
-import threading
-import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from cli_helpers import QLORA, _cli, _scenario
+from cli_helpers import QLORA, _cli
 from planner.cli.main import main
 from planner.core.errors import DestinationError, OutputError
-from planner.core.reportset import MANIFEST, ReportSet
+from planner.core.reportset import ReportSet
 
 TMP_MANIFEST = "..planner-reports.json.abcd1234.tmp"  # planner.core.manifest.MANIFEST_TMP's form
 
@@ -231,65 +227,6 @@ def test_a_lock_held_by_another_program_is_said_as_that(tmp_path: Path) -> None:
                                "reports into it, or any program of any user who can read the folder). Wait for it "
                                f"to finish, find it with fuser -v {out} or lsof {out}, or give another --out (a "
                                "private one: chmod 700).")
-
-
-# -- 3. the program's own handler, its signal landing on another thread --
-
-class _Stop(BaseException):
-    """What the program's handler raises (as sys.exit raises SystemExit)."""
-
-
-def _sha(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
-
-
-def test_a_programs_handler_runs_after_the_moves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import planner
-    from planner.core import renames
-
-    if threading.current_thread() is not threading.main_thread():
-        pytest.skip("signal handlers can only be set from the main thread")
-    old = _scenario(tmp_path / "old.yaml", "s", micro_batch=1)
-    new = _scenario(tmp_path / "new.yaml", "s", micro_batch=2)
-    out = tmp_path / "o"
-    planner.plan(str(old), out=str(out), format="json,md")
-    before = {n: _sha(out / n) for n in ("s.json", "s.md")}
-    # a thread that does not block SIGTERM, as numpy's BLAS workers: the kernel gives it a process-directed signal
-    done = threading.Event()
-    worker = threading.Thread(target=done.wait, daemon=True)
-    worker.start()
-    ran: list[int] = []
-
-    def handler(signum, frame):
-        ran.append(signum)
-        raise _Stop()
-
-    real = renames.exchange
-    calls: list = []
-
-    def exchange_with_signal(a, b):
-        calls.append(b)
-        if len(calls) == 1:
-            signal.pthread_kill(worker.ident, signal.SIGTERM)
-            time.sleep(0.2)  # the main thread runs Python bytecode meanwhile: a handler would run here
-        return real(a, b)
-
-    monkeypatch.setattr(renames, "exchange", exchange_with_signal)
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        with pytest.raises(_Stop):
-            planner.plan(str(new), out=str(out), format="json,md")
-        assert signal.getsignal(signal.SIGTERM) is handler  # the program's handler is back
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        done.set()
-    assert ran == [signal.SIGTERM]  # once
-    assert len(calls) >= 2  # both reports were swapped: the handler did not stop the moves part-way
-    manifest = json.loads((out / MANIFEST).read_text())["files"]
-    for name in ("s.json", "s.md"):  # the new set, whole, as the manifest lists it
-        assert _sha(out / name) != before[name]
-        assert manifest[name]["sha256"] == [_sha(out / name)]
-    assert not [p for p in out.iterdir() if p.name.startswith(".planner-staging")]
 
 
 # -- minor messages --

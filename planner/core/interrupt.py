@@ -20,8 +20,8 @@ once the run has cleaned up and said what it did, :func:`release` unblocks it an
 signal sent to the process goes to any thread that does not block it (numpy's BLAS worker threads), so a
 ``kill`` of one without a handler can still end the run part-way; one sent to the main thread is held. A Python
 handler the program installed (the API's caller) runs in the main thread whichever thread the signal landed on, so
-without a guard :func:`held` also puts a handler that only notes the signal in its place for the block, and sends
-each noted signal again once the block is whole (:func:`_hold_handlers`).
+one that lands on a BLAS thread runs mid-block; planner does not swap the program's handlers for the block (a
+library call changes no process-wide setting, even for a moment: tests/test_global_state.py).
 
 Known limit: glibc keeps the signals 32 and 33 for itself (Linux man-pages ``signal(7)``, "Real-time signals":
 "the glibc POSIX threads implementation internally uses two (for NPTL) ... real-time signals", and adjusts
@@ -194,11 +194,6 @@ def held(guard: SignalGuard | None = None) -> Iterator[None]:
     with (guard.critical() if guard is not None else _nothing()):
         mask = getattr(signal, "pthread_sigmask", None)
         main = threading.current_thread() is threading.main_thread()
-        # without a guard, the program's own Python handlers are held too: a signal the kernel gives a thread that
-        # does not block it (numpy's BLAS workers) would still run them in this thread mid-block (CPython runs
-        # handlers in the main thread between bytecodes, whichever thread the signal landed on)
-        caught: list[int] = []
-        saved = _hold_handlers(caught) if guard is None and main else {}
         old = mask(signal.SIG_BLOCK, SIGNALS + FAULT_SIGNALS) if mask is not None and main else None
         first = None
         try:
@@ -208,46 +203,11 @@ def held(guard: SignalGuard | None = None) -> Iterator[None]:
                 kept = _defer(old)  # pending, and nothing would turn them into Interrupted: they stay blocked
                 mask(signal.SIG_SETMASK, set(old) | set(kept))
                 first = kept[0] if kept else None
-            _give_back_handlers(saved, caught if first is None else [])
             if first is not None:  # (an exception in flight is replaced: the signal ends the run all the same)
                 if guard is None:
                     raise Interrupted(first, kept)
                 guard._blocked.extend(kept)
                 guard._pending = first  # raised when the guard's critical block ends: the signal that will end it
-
-
-def _hold_handlers(caught: list[int]) -> dict[int, Any]:
-    """Replace each Python handler the program installed for :data:`SIGNALS` (its own, or SIGINT's
-    ``default_int_handler``) with one that only notes the signal in ``caught``, for :func:`held`; returns the
-    handlers replaced. One already replaced (a nested hold), ignored, or at its default action is left as it is."""
-    def note(signum: int, frame: Any) -> None:
-        if signum not in caught:
-            caught.append(signum)
-
-    note.planner_hold = True  # type: ignore[attr-defined]
-    saved: dict[int, Any] = {}
-    for s in SIGNALS:
-        try:
-            now = signal.getsignal(s)
-            if callable(now) and not getattr(now, "planner_hold", False):
-                saved[s] = signal.signal(s, note)
-        except (OSError, ValueError, TypeError):
-            continue
-    return saved
-
-
-def _give_back_handlers(saved: dict[int, Any], caught: list[int]) -> None:
-    """Put back the handlers :func:`_hold_handlers` replaced, then send this thread each signal noted meanwhile
-    (``caught``), so that the program's handler runs once, now that the block is whole. A signal that tripped
-    but whose note had not run yet runs the program's handler itself once it is back."""
-    for s, handler in saved.items():
-        try:
-            signal.signal(s, handler)
-        except (OSError, ValueError, TypeError):
-            continue
-    for s in caught:
-        if s in saved:
-            signal.raise_signal(s)
 
 
 def _defer(old: set[int]) -> list[int]:

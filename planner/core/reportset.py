@@ -136,6 +136,8 @@ class ReportSet:
         self._keep_staging = False
         self._templates: list[Path] = []  # the set's reports now there, whose group and ACLs a gained one gets
         self.copied: dict[str, tuple[int, bytes | None, int, int]] = {}  # name -> mode, ACL, inode, gid when staged
+        self.gained: dict[str, int] = {}  # name -> inode of a staged report the set gains (rechecked after the moves)
+        self.previous: list[tuple[str, str, Path | None]] = []  # the moves' steps that kept a previous file
         self._recorded: list[str] = []
         self._made: list[Path] = []  # the folders this run created for --out (removed again if left empty)
         #: the stale files :meth:`commit` removed
@@ -371,6 +373,8 @@ class ReportSet:
         # files planner still recognises); after them, only what is there
         during = {**files, **{n: {"sha256": [digests[n], *files.get(n, {}).get("sha256", [])][:2],
                                   "set": self.set_name} for n in self._names}}
+        from planner.core.moves import finish_removal
+
         done: list[Path] = []
         try:
             with held(self.guard):
@@ -387,6 +391,7 @@ class ReportSet:
                     self.notes.append(f"The reports are in place, but the manifest was not brought up to date: {exc} "
                                       "It still lists the previous reports' hashes beside the new ones, which the "
                                       "next run into this folder clears.")
+                removed = finish_removal(self, manifest, removed, STAGING_MARK)  # what changed since is kept
                 fsync_dir(self.out)
         except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
             if self._committed:
@@ -443,6 +448,7 @@ class ReportSet:
             if old is None:
                 assert narrow is not None and self._templates
                 give_set_access(fd, self._templates, narrow, self.out / name)
+                self.gained[name] = os.fstat(fd).st_ino
                 return
             acl = _acl_of(self.out / name)  # read first: a change after this is found after the swap (moves)
             keep_access(fd, old, self.out / name, self.out / name)

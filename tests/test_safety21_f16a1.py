@@ -230,3 +230,119 @@ def test_unchanged_previous_files_are_removed_with_no_note(tmp_path: Path) -> No
     rs = _set(out, {"a.json": "2"}, remove=("a.md",))
     assert rs.removed == [out / "a.md"] and rs.notes == []
     assert sorted(os.listdir(out)) == [".planner-reports.json", "a.json"]
+
+
+# ---- minor: say what a report is, not "changed"; no whole hash of a file of another size ----
+
+def test_a_listed_report_replaced_by_a_link_is_said_to_be_a_link(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    _set(out, {"a.json": "1", "a.md": "x"})
+    (out / "a.md").rename(tmp_path / "keep.md")
+    (out / "a.md").symlink_to(tmp_path / "keep.md")  # a link to a copy of planner's own report
+    with pytest.raises(OutputError) as caught:
+        _set(out, {"a.json": "1", "a.md": "x"})
+    msg = str(caught.value)
+    assert msg == (f"{out / 'a.md'}: is not a regular file (a folder, a link or a pipe), which planner never writes "
+                   f"(see {out / '.planner-reports.json'}), and planner never replaces or removes such a file. Move "
+                   "it away or give another --out.")
+
+
+def test_an_unreadable_listed_report_is_said_to_be_unreadable(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "o"
+    _set(out, {"a.md": "x"})
+    os.chmod(out / "a.md", 0)
+    if os.access(out / "a.md", os.R_OK):  # root reads it anyway: stand in for a user who cannot
+        from planner.core import destinations
+
+        monkeypatch.setattr(destinations, "own_file_sha256", lambda p: None)
+        monkeypatch.setattr(destinations.os, "access", lambda p, m, **k: False)
+    with pytest.raises(OutputError) as caught:
+        _set(out, {"a.md": "y"})
+    monkeypatch.undo()
+    msg = str(caught.value)
+    assert msg == (f"{out / 'a.md'}: is a file planner cannot read (no read permission), so it cannot tell it is the "
+                   f"report it wrote (see {out / '.planner-reports.json'}), and planner never replaces or removes "
+                   f"such a file. Give it read permission again (chmod u+r {out / 'a.md'}), move it away or give "
+                   "another --out.")
+
+
+@needs_swap
+def test_a_chmod_000_during_the_swap_is_said_as_a_permission_change(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "o"
+    _set(out, {"a.json": "1"})
+    real_access = os.access
+    if os.geteuid() == 0:  # root reads a 000 file: stand in for a user who cannot (the hash too)
+        real_sha = moves._sha256
+        monkeypatch.setattr(moves, "_sha256", lambda p: None if stat.S_IMODE(os.lstat(p).st_mode) == 0 else real_sha(p))
+        monkeypatch.setattr(moves.os, "access", lambda p, m, **k: stat.S_IMODE(os.lstat(p).st_mode) & 0o400 != 0)
+    _swap_hook(monkeypatch, lambda n, p: os.chmod(p, 0) if n == 1 else None)
+    with pytest.raises(OutputError) as caught:
+        _set(out, {"a.json": "2"})
+    monkeypatch.undo()
+    assert real_access is os.access
+    msg = str(caught.value)
+    assert msg == (f"{out / 'a.json'}: its permissions were changed while planner was replacing it, so that planner "
+                   "cannot read it to check it is the report it wrote; it was put back as it is, and the rest of the "
+                   f"previous set as it was: nothing was replaced. Give it read permission again (chmod u+r "
+                   f"{out / 'a.json'}) and run again.")
+    os.chmod(out / "a.json", 0o600)
+    assert (out / "a.json").read_text() == "1"
+
+
+@needs_swap
+def test_a_link_swapped_in_during_the_moves_is_said_to_be_a_link(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "o"
+    _set(out, {"a.json": "1"})
+    (tmp_path / "copy.json").write_text("1")
+
+    def user(n: int, p: Path) -> None:
+        if n == 1:  # the first swap (the second puts the set back)
+            p.unlink()
+            p.symlink_to(tmp_path / "copy.json")
+
+    _swap_hook(monkeypatch, user)
+    with pytest.raises(OutputError) as caught:
+        _set(out, {"a.json": "2"})
+    msg = str(caught.value)
+    assert msg == (f"{out / 'a.json'}: was replaced by a folder, a link or a pipe while planner was replacing it; that "
+                   "was put back as it is, and the rest of the previous set as it was: nothing was replaced. Move it "
+                   "away and run again.")
+    assert (out / "a.json").is_symlink()
+
+
+@needs_swap
+def test_a_file_saved_at_a_gained_name_during_the_moves_is_said_to_be_created(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "o"
+    _set(out, {"a.json": "1"})
+    _swap_hook(monkeypatch, lambda n, p: (out / "a.md").write_text("my own md") if n == 1 else None)
+    with pytest.raises(OutputError) as caught:
+        _set(out, {"a.json": "2", "a.md": "3"})
+    msg = str(caught.value)
+    assert msg.startswith(f"{out / 'a.md'}: was created while planner was writing the reports (by another program)")
+    assert (out / "a.md").read_text() == "my own md" and (out / "a.json").read_text() == "1"
+
+
+def test_a_listed_report_of_another_size_is_not_hashed(tmp_path: Path, monkeypatch) -> None:
+    from planner.core import destinations
+
+    out = tmp_path / "o"
+    _set(out, {"a.json": "1", "a.md": "x"})
+    with open(out / "a.md", "ab") as fh:
+        fh.truncate(2**20)  # sparse; any size but 1 byte, the one the manifest lists
+    hashed = []
+    real = destinations.own_file_sha256
+    monkeypatch.setattr(destinations, "own_file_sha256", lambda p: hashed.append(Path(p).name) or real(p))
+    rs = _set(out, {"a.json": "2"}, remove=("a.md",))
+    assert "a.md" not in hashed and (out / "a.md").exists()
+    assert rs.notes == [f"Kept {out / 'a.md'}, a name of this report set not written this time: it changed since "
+                        "planner wrote it."]
+
+
+def test_manifest_sizes_are_kept_only_beside_every_hash() -> None:
+    from planner.core.reportset import _entry
+
+    # a new entry: its hash and size; during the moves the previous file's follow, sizes only where it had one
+    assert _entry("s", "aa", 3) == {"sha256": ["aa"], "set": "s", "bytes": [3]}
+    assert _entry("s", "aa", 3, {"sha256": ["bb"], "set": "s", "bytes": [5]}) == {
+        "sha256": ["aa", "bb"], "set": "s", "bytes": [3, 5]}
+    assert _entry("s", "aa", 3, {"sha256": ["bb"], "set": "s"}) == {"sha256": ["aa", "bb"], "set": "s"}

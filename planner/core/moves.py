@@ -39,10 +39,28 @@ class Changed(Exception):
     """What a name held when planner moved it was not the report planner checked (or, ``created``, a name
     that held nothing when checked held a file when planner placed its own)."""
 
-    def __init__(self, name: str, *, created: bool = False) -> None:
+    def __init__(self, name: str, *, created: bool = False, what: str = "edit") -> None:
         super().__init__(name)
         self.name = name
         self.created = created
+        #: what came out instead: "edit" (other bytes), "unreadable" (a chmod took planner's read permission),
+        #: "kind" (a folder, a link or a pipe)
+        self.what = what
+
+
+def _what_came_out(path: Path) -> str:
+    """What :class:`Changed` says of ``path``, which is not the report planner checked."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "edit"
+    if not stat.S_ISREG(st.st_mode):
+        return "kind"
+    if st.st_uid == os.geteuid() and not os.access(path, os.R_OK):
+        return "unreadable"
+    return "edit"
 
 
 @dataclass
@@ -80,7 +98,9 @@ def _place(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves)
                 moves.swap = True
                 moves.steps.append(("swapped", name, staged))  # the previous file is now under the staged name
                 if _sha256(staged) not in manifest.get(name, {}).get("sha256", []):
-                    raise Changed(name)
+                    # a name that held nothing when planner checked it (a report the set gains): created meanwhile
+                    raise Changed(name, created=name not in getattr(rs, "copied", {name: None}),
+                                  what=_what_came_out(staged))
                 copied = getattr(rs, "copied", {}).get(name)
                 if copied is not None:  # a chmod/setfacl/chgrp made since they were copied: not undone
                     note = recheck_after_swap(staged, dst, copied[:2], copied[2], copied[3])
@@ -113,7 +133,7 @@ def _take_away(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Mo
     os.rename(rs.out / name, backup)  # what moves is what the name held at that instant
     moves.steps.append(("taken", name, backup))
     if _sha256(backup) not in manifest.get(name, {}).get("sha256", []):
-        raise Changed(name)
+        raise Changed(name, what=_what_came_out(backup))
 
 
 def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
@@ -212,6 +232,15 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
             raise OutputError(f"{rs.out / exc.name}: was created while planner was writing the reports (by another "
                               "program); it was left as it is, and the previous set as it was: nothing was "
                               "replaced. Move the file away (or give another --out) and run again." + kept) from None
+        if isinstance(exc, Changed) and exc.what == "unreadable":
+            raise OutputError(f"{rs.out / exc.name}: its permissions were changed while planner was replacing it, so "
+                              "that planner cannot read it to check it is the report it wrote; it was put back as it "
+                              "is, and the rest of the previous set as it was: nothing was replaced. Give it read "
+                              f"permission again (chmod u+r {rs.out / exc.name}) and run again." + kept) from None
+        if isinstance(exc, Changed) and exc.what == "kind":
+            raise OutputError(f"{rs.out / exc.name}: was replaced by a folder, a link or a pipe while planner was "
+                              "replacing it; that was put back as it is, and the rest of the previous set as it was: "
+                              "nothing was replaced. Move it away and run again." + kept) from None
         if isinstance(exc, Changed):
             raise OutputError(f"{rs.out / exc.name}: was changed while planner was replacing it (an edit saved "
                               "meanwhile); it was put back with that change, and the rest of the previous set as "

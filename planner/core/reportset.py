@@ -28,7 +28,7 @@ set is refused with one line before anything is moved.
 
 Only files planner wrote are replaced or removed, known by what planner wrote rather than by their
 names: the manifest ``OUT/.planner-reports.json`` (:data:`MANIFEST`) lists each report planner moved
-into the folder, its SHA-256 and the report set it belongs to (``plan <stem>``, ``compare <stem>``).
+into the folder, its SHA-256, its size in bytes and the report set it belongs to (``plan <stem>``, ``compare <stem>``).
 A file in the way that the manifest does not list, or whose bytes changed since (edited, or written by
 another program), or that belongs to another report set, is never replaced: the set is refused with one
 line naming it; a stale report that is not planner's is left where it is, and said. A report set is
@@ -140,6 +140,8 @@ class ReportSet:
         self._keep_staging = False
         self._templates: list[Path] = []  # the set's reports now there, whose group and ACLs a gained one gets
         self.copied: dict[str, tuple[int, bytes | None, int, int]] = {}  # name -> mode, ACL, inode, gid when staged
+        self.gained: dict[str, int] = {}  # name -> inode of a staged report the set gains (rechecked after the moves)
+        self.previous: list[tuple[str, str, Path | None]] = []  # the moves' steps that kept a previous file
         self._recorded: list[str] = []
         self._made: list[Path] = []  # the folders this run created for --out (removed again if left empty)
         #: the stale files :meth:`commit` removed
@@ -373,8 +375,10 @@ class ReportSet:
         files = {n: e for n, e in manifest.items() if _lexists(self.out / n)}
         # before the moves, the manifest knows the new files as well as the old (a crash part-way leaves
         # files planner still recognises); after them, only what is there
-        during = {**files, **{n: {"sha256": [digests[n], *files.get(n, {}).get("sha256", [])][:2],
-                                  "set": self.set_name} for n in self._names}}
+        sizes = {n: os.lstat(self._staging / n).st_size for n in self._names}
+        during = {**files, **{n: _entry(self.set_name, digests[n], sizes[n], files.get(n)) for n in self._names}}
+        from planner.core.moves import finish_removal
+
         done: list[Path] = []
         try:
             with held(self.guard):
@@ -382,7 +386,7 @@ class ReportSet:
                 done = self._move(removed, manifest, digests)
                 self._committed = True  # the new set is in place, whole: nothing below undoes that
                 after = {n: e for n, e in during.items() if n not in removed}
-                after.update({n: {"sha256": [digests[n]], "set": self.set_name} for n in self._names})
+                after.update({n: _entry(self.set_name, digests[n], sizes[n]) for n in self._names})
                 try:
                     write_manifest(self.out, after)
                 except OutputError as exc:
@@ -391,6 +395,7 @@ class ReportSet:
                     self.notes.append(f"The reports are in place, but the manifest was not brought up to date: {exc} "
                                       "It still lists the previous reports' hashes beside the new ones, which the "
                                       "next run into this folder clears.")
+                removed = finish_removal(self, manifest, removed, STAGING_MARK)  # what changed since is kept
                 fsync_dir(self.out)
         except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
             if self._committed:
@@ -447,6 +452,7 @@ class ReportSet:
             if old is None:
                 assert narrow is not None and self._templates
                 give_set_access(fd, self._templates, narrow, self.out / name)
+                self.gained[name] = os.fstat(fd).st_ino
                 return
             acl = _acl_of(self.out / name)  # read first: a change after this is found after the swap (moves)
             keep_access(fd, old, self.out / name, self.out / name)
@@ -548,6 +554,23 @@ class ReportSet:
                         self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left))
             except OSError:
                 continue
+
+
+def _entry(set_name: str, digest: str, size: int, old: dict | None = None) -> dict:
+    """The manifest entry of a report planner moves into place: its SHA-256 and size in bytes first, then (in the
+    manifest written before the moves) the previous file's, from ``old``, its entry. The sizes (``bytes``) are
+    listed only where every hash has one (an entry of an earlier version has none): a file whose size is none of
+    them is changed, which planner then knows without hashing it (:func:`planner.core.destinations._owner`)."""
+    old = old or {}
+    hashes = [digest, *old.get("sha256", [])][:2]
+    entry: dict = {"sha256": hashes, "set": set_name}
+    before = old.get("bytes")
+    if len(hashes) == 1:
+        entry["bytes"] = [size]
+    elif isinstance(before, list) and len(before) == len(old.get("sha256", [])) \
+            and all(type(b) is int for b in before):
+        entry["bytes"] = [size, *before][:2]
+    return entry
 
 
 #: The first line of a staging folder's mark; the names staged there follow, one JSON string a line.

@@ -455,6 +455,11 @@ def _stacked_marks_problem(name: str) -> tuple[str, str] | None:
 #: UnicodeData.txt; confusables.txt has no line for them, so :func:`planner.core.lookalike.skeleton` misses them;
 #: h15b #6).
 _LOW_LINES = frozenset("\u0332\u0333")
+#: Their upper twins, drawn as a line over the letter they follow and joining the next one's, so that 'a' U+0305
+#: 'b' reads as a bar over 'ab': U+0305 COMBINING OVERLINE and U+033F COMBINING DOUBLE OVERLINE (UnicodeData.txt;
+#: U+0304 COMBINING MACRON, a letter's length mark as in 'ā', is not one: it is drawn over its own letter only;
+#: h16b #13n).
+_OVERLINES = frozenset("\u0305\u033f")
 
 
 #: The emoji that take a skin tone modifier (property Emoji_Modifier_Base; Unicode 14.0,
@@ -482,7 +487,9 @@ def _drawn_mark_problem(name: str) -> tuple[str, str] | None:
     """Why a mark in ``name`` is drawn as something else, as (problem, hint); None when none is: an enclosing mark
     (General_Category Me, Enclosing_Mark in Unicode Standard Annex #44, table 12: U+20DD COMBINING ENCLOSING CIRCLE
     draws a ring round the 'o' before it, U+0488 a ring of dots), a combining low line (:data:`_LOW_LINES`, drawn as
-    '_'), or an emoji skin tone modifier U+1F3FB-1F3FF (category Sk) not right after an emoji that takes one
+    '_'), a combining overline (:data:`_OVERLINES`), an overlay mark (Canonical_Combining_Class 1, "Overlay", in
+    UAX #44, table 9, "marks which overlay a base letter or symbol": U+0336 COMBINING LONG STROKE OVERLAY strikes
+    'a' U+0336 'b' through, U+0334 draws a tilde through it; h16b #13n), or an emoji skin tone modifier U+1F3FB-1F3FF (category Sk) not right after an emoji that takes one
     (:func:`modifier_base`; UTS #51, "Unicode Emoji", 2.4 "Diversity": a modifier used alone, or after an emoji that
     takes none, is shown as a colour swatch). So 'o' and 'o' U+20DD, or 'w_x' and 'w' U+0332 'x', are not two names that read alike
     (h15b #6)."""
@@ -491,6 +498,10 @@ def _drawn_mark_problem(name: str) -> tuple[str, str] | None:
             why = "an enclosing mark drawn round the character before it"
         elif ch in _LOW_LINES:
             why = "a combining mark drawn as an underscore under the character before it"
+        elif ch in _OVERLINES:
+            why = "a combining mark drawn as a line over the character before it"
+        elif unicodedata.combining(ch) == 1:
+            why = "an overlay mark drawn through the character before it"
         elif "\U0001f3fb" <= ch <= "\U0001f3ff" and not (i and modifier_base(name[i - 1])):
             why = ("an emoji skin tone modifier with no emoji before it, drawn as a colour swatch" if not i or
                    unicodedata.category(name[i - 1]) != "So" else

@@ -6,18 +6,25 @@
 - 5: a scenario named after its file whose stem holds an invisible character (or a byte that is not UTF-8) is
   refused, not named after the escape (which a file literally named so would share); the path at the line's start
   shows a private-use character as its escape.
+- 3: a part number (mpn) holding a character drawn like an ASCII one (full-width, a dash lookalike, a UTS #39
+  confusable) is refused with its ASCII form as the hint; a label shown as a purchase item (a catalog name, an
+  extras description) holding a full-width or mathematical letter or digit is refused too; free texts (a source,
+  notes) are prose and keep their en dashes and full-width forms.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from planner.cli.main import main
+from planner.core.lookalike import part_number_problem, width_problem
 from planner.core.names import name_problem
 
+REPO = Path(__file__).resolve().parent.parent
 WORKLOADS = "workloads:\n  - name: w\n    model: llama-2-7b\n    task: infer\n    context: 2048\n"
 
 
@@ -106,3 +113,89 @@ def test_a_private_use_stem_is_escaped_at_the_start_of_the_line(tmp_path: Path) 
     assert r.exit_code == 2, r.output
     line = r.stderr.strip()
     assert "\uf022" not in line and line.startswith(f"Error: {tmp_path}/p\\uf022x.yaml: the scenario is named after"), line
+
+
+def _shipped_entry(file: str, entry_id: str) -> str:
+    text = (REPO / "catalog" / file).read_text(encoding="utf-8")
+    return re.search(rf"  - id: {re.escape(entry_id)}\n.*?(?=\n  - id:|\n\n|\n#|\Z)", text, re.S).group(0) + "\n"
+
+
+def _plan_error(tmp_path: Path, *args: str) -> str:
+    r = CliRunner().invoke(main, ["plan", str(REPO / "scenarios" / "qlora-7b-12gb.yaml"), *args, "--out",
+                                  str(tmp_path / "o"), "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert not (tmp_path / "o").exists()
+    return r.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("mpn, said", [
+    # U+2013 EN DASH and U+2010 HYPHEN: dash lookalikes (confusables.txt maps both to '-')
+    ("100\u2013100001277WOF", "'100\\u2013100001277WOF' holds U+2013 (EN DASH) for '-': not the ASCII character it "
+                              "looks like"),
+    ("100\u2010100001277WOF", "'100\\u2010100001277WOF' holds U+2010 (HYPHEN) for '-'"),
+    # U+2015 HORIZONTAL BAR: drawn as a dash (confusables.txt maps it to U+30FC, not '-')
+    ("100\u2015100001277WOF", "holds U+2015 (HORIZONTAL BAR) for '-'"),
+    ("100\u2212100001277WOF", "holds U+2212 (MINUS SIGN) for '-'"),
+    # full-width: Unicode NFKC folds U+FF11 to '1', U+FF37 to 'W'
+    ("\uff11\uff10\uff10-100001277WOF", "holds U+FF11 (FULLWIDTH DIGIT ONE), U+FF10 (FULLWIDTH DIGIT ZERO)"),
+    ("100-100001277\uff37OF", "holds U+FF37 (FULLWIDTH LATIN CAPITAL LETTER W)"),
+])
+def test_an_mpn_drawn_like_ascii_is_refused_with_its_ascii_form(tmp_path: Path, mpn: str, said: str) -> None:
+    entry = _shipped_entry("platforms.yaml", "am5-desktop")
+    assert "mpn: 100-100001277WOF" in entry
+    cat = tmp_path / "pl"
+    cat.mkdir()
+    (cat / "platforms.yaml").write_text("schema_version: 1\nplatforms:\n" + entry.replace(
+        "mpn: 100-100001277WOF", f'mpn: "{mpn}"', 1), encoding="utf-8")
+    err = _plan_error(tmp_path, "--catalog", str(cat))
+    assert "(am5-desktop).parts[0].mpn: " in err and said in err, err
+    assert err.endswith("mpn: '100-100001277WOF'."), err  # the hint: the ASCII form
+
+
+def test_part_number_rule_spares_plain_and_accented_text() -> None:
+    assert part_number_problem("900-2G133-0080-000") is None  # ASCII: NVIDIA's form, nothing to look at
+    assert part_number_problem("caf\u00e9-1") is None  # 'é' is no ASCII lookalike (no confusables.txt line to ASCII)
+    # Cyrillic 'О' U+041E: confusables.txt "041E ; 004F" ('O')
+    assert part_number_problem("W\u041eF")[1] == "Write it in ASCII as the part's label or datasheet does: mpn: 'WOF'."
+
+
+def test_a_gpu_name_with_a_full_width_digit_is_refused(tmp_path: Path) -> None:
+    entry = _shipped_entry("gpus.yaml", "rtx-3060-12gb")
+    cat = tmp_path / "cat"
+    cat.mkdir()
+    (cat / "gpus.yaml").write_text("schema_version: 1\ngpus:\n" + entry.replace(
+        "name: GeForce RTX 3060 12GB\n", "name: GeForce RTX 3060 \uff11\uff12GB\n", 1), encoding="utf-8")
+    err = _plan_error(tmp_path, "--catalog", str(cat))
+    assert "(rtx-3060-12gb).name: 'GeForce RTX 3060 \\uff11\\uff12GB' holds U+FF11 (FULLWIDTH DIGIT ONE), U+FF12 " \
+           "(FULLWIDTH DIGIT TWO), a letter or digit in a compatibility form that Unicode NFKC reads as ASCII '12'" in err
+    assert err.endswith("Write it with ASCII letters and digits: name: 'GeForce RTX 3060 12GB'."), err
+
+
+def _extras_plan(tmp_path: Path, description: str, source: str) -> object:
+    s = tmp_path / "e.yaml"
+    s.write_text(f"name: e\n{WORKLOADS}extras:\n  - description: \"{description}\"\n    unit_price_usd: 300\n"
+                 f"    source: \"{source}\"\n    as_of: 2026-01-15\n", encoding="utf-8")
+    return CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o"), "--format", "md"])
+
+
+def test_an_extras_description_with_full_width_letters_is_refused(tmp_path: Path) -> None:
+    r = _extras_plan(tmp_path, "NVMe SSD \uff14 \uff34B", "quote ACME-123")
+    assert r.exit_code == 2, r.output
+    line = r.stderr.strip()
+    assert "extras[0].description: 'NVMe SSD \\uff14 \\uff34B' holds U+FF14 (FULLWIDTH DIGIT FOUR), U+FF34" in line
+    assert line.endswith("Write it with ASCII letters and digits: description: 'NVMe SSD 4 TB'."), line
+
+
+def test_prose_keeps_en_dashes_and_full_width_punctuation(tmp_path: Path) -> None:
+    # an en dash in a source ('quote ACME\u2013123') or a range in a description (4800\u20135600) is prose, and so
+    # is CJK full-width punctuation ('\uff08' for '('); the Quote shows them as written
+    r = _extras_plan(tmp_path, "DDR5 4800\u20135600 kit \uff08spare\uff09", "quote ACME\u2013123, \uff11\uff12\u6708")
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "o" / "e.md").read_text(encoding="utf-8")
+    assert "DDR5 4800\u20135600 kit \uff08spare\uff09" in text
+
+
+def test_width_rule_spares_symbols_and_katakana() -> None:
+    # '\u00b2' (<super>), '\u2122' (<compat>) and half-width katakana (NFKC: full-width katakana, not ASCII) pass
+    assert width_problem("mm\u00b2") is None and width_problem("RTX\u2122") is None
+    assert width_problem("\uff83\uff7d\uff84") is None

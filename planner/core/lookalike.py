@@ -156,3 +156,77 @@ def lookalike_problem(name: str) -> tuple[str, str] | None:
     if name.isascii():
         return None
     return _no_glyph(name) or _mixed_word(name)
+
+
+#: The compatibility forms a label shown as a purchase item may not hold for a letter or digit: full-width and
+#: half-width forms (decomposition tags <wide>, <narrow>) and mathematical letters (<font>), which Unicode NFKC
+#: (UAX #15) folds to the plain ASCII letter or digit ('\uff14' FULLWIDTH DIGIT FOUR is '4'): 'NVIDIA L\uff14' or 'SSD
+#: \uff14 TB' on a Quote finds nothing, or another part, at a seller (h16b #3). Punctuation in those forms
+#: (CJK prose writes '\uff08' for '(') is left to the text.
+_FOLDED_TAGS = ("<wide>", "<narrow>", "<font>")
+
+
+def _folded_ascii(ch: str) -> str | None:
+    """The ASCII letter or digit a full-width, half-width or mathematical ``ch`` is drawn as (:data:`_FOLDED_TAGS`),
+    or None."""
+    if ch.isascii() or not unicodedata.decomposition(ch).startswith(_FOLDED_TAGS):
+        return None
+    folded = unicodedata.normalize("NFKC", ch)
+    return folded if folded.isascii() and folded.isalnum() else None
+
+
+def width_problem(text: str, what: str = "text") -> tuple[str, str] | None:
+    """Why a one-line label shown as a purchase item (a catalog GPU, platform or part ``name``, a ``seller``, an
+    extras ``description``: ``what`` names it) holds a letter or digit in a full-width, half-width or mathematical
+    form (:data:`_FOLDED_TAGS`), as (problem, hint) with the text in ASCII letters as the hint; None when it
+    does not."""
+    if text.isascii():
+        return None
+    odd = [ch for ch in text if _folded_ascii(ch)]
+    if not odd:
+        return None
+    fixed = "".join(_folded_ascii(ch) or ch for ch in text)
+    shown = ", ".join(_char(ch) for ch in dict.fromkeys(odd))
+    return (f"'{_escaped(text, ''.join(odd))}' holds {shown}, a letter or digit in a compatibility form that Unicode "
+            f"NFKC reads as ASCII {''.join(_folded_ascii(ch) or '' for ch in dict.fromkeys(odd))!r}, so the {what} "
+            "looks like another and a search for it finds nothing or another part",
+            f"Write it with ASCII letters and digits: {what}: {fixed!r}.")
+
+
+#: Dashes drawn like the hyphen-minus '-' of a part number: planner.core.names.DASH_LOOKALIKES (those UTS #39's
+#: confusables.txt maps to '-', and the em dashes) and U+2015 HORIZONTAL BAR (drawn as a dash; confusables.txt maps
+#: it to U+30FC, so a Latin part number holding it reads as '-' and searches as no part).
+_EXTRA_DASHES = "\u2015"
+
+
+def part_number_problem(text: str, what: str = "mpn") -> tuple[str, str] | None:
+    """Why a manufacturer part number (``what``: the key) holds a character drawn like an ASCII one, as (problem,
+    hint) with its ASCII form as the hint; None when it holds none: a character that Unicode NFKC changes (UAX #15:
+    full-width '\uff11\uff10\uff10', '\uff37'), a dash lookalike (U+2010-U+2015, U+2212 and the others
+    :data:`planner.core.names.DASH_LOOKALIKES` lists) or any character that UTS #39's confusables.txt maps to an
+    ASCII prototype (:data:`PROTOTYPES`: Cyrillic 'О' U+041E to 'O'). A distributor's search for
+    '100\u2013100001277WOF' finds nothing, or another part (h15b #8, h16b #3). A part number is a code, not prose."""
+    if text.isascii():
+        return None
+    from planner.core.names import DASH_LOOKALIKES
+
+    def ascii_form(ch: str) -> str | None:
+        if ch.isascii():
+            return None
+        if ch in DASH_LOOKALIKES or ch in _EXTRA_DASHES:
+            return "-"
+        folded = unicodedata.normalize("NFKC", ch)
+        if folded != ch:
+            return "".join(ascii_form(c) or c for c in folded)
+        return PROTOTYPES.get(ch)
+
+    odd = [ch for ch in text if ascii_form(ch) is not None]
+    if not odd:
+        return None
+    fixed = "".join(ascii_form(ch) or ch for ch in text)
+    kinds = list(dict.fromkeys(odd))
+    shown = ", ".join(f"{_char(ch)} for {ascii_form(ch)!r}" for ch in kinds)
+    they = "not the ASCII characters they look like" if len(kinds) > 1 else "not the ASCII character it looks like"
+    return (f"'{_escaped(text, ''.join(odd))}' holds {shown}: {they}, so a distributor's search for the part number "
+            "finds nothing or another part",
+            f"Write it in ASCII as the part's label or datasheet does: {what}: {fixed!r}.")

@@ -10,11 +10,17 @@
   confusable) is refused with its ASCII form as the hint; a label shown as a purchase item (a catalog name, an
   extras description) holding a full-width or mathematical letter or digit is refused too; free texts (a source,
   notes) are prose and keep their en dashes and full-width forms.
+- 2: the workbook's totals (formulas: the Summary's total, the Quote's subtotal and grand total) are sized by the
+  values they compute, so that no total prints as '###' (planner.report.printfit.widen_for_numbers).
 """
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -199,3 +205,47 @@ def test_width_rule_spares_symbols_and_katakana() -> None:
     # '\u00b2' (<super>), '\u2122' (<compat>) and half-width katakana (NFKC: full-width katakana, not ASCII) pass
     assert width_problem("mm\u00b2") is None and width_problem("RTX\u2122") is None
     assert width_problem("\uff83\uff7d\uff84") is None
+
+
+def _big_extras_plan(tmp_path: Path) -> Path:
+    # 1,000,000 x $9,999,999.99 = $9,999,999,990,000.00 of extras on top of the plan's own $2,339.00 (1 x
+    # rtx-4060-ti-16gb $450 + am5-desktop $1,499 + 2 x ddr5-udimm-16g $195, as the terminal's Line items show)
+    s = tmp_path / "big.yaml"
+    s.write_text(f"name: big\n{WORKLOADS}extras:\n  - description: Rack of storage\n    unit_price_usd: 9999999.99\n"
+                 "    quantity: 1000000\n    source: quote ACME-123\n    as_of: 2026-01-15\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o"), "--format", "xlsx"])
+    assert r.exit_code == 0, r.output
+    assert "Total: $9,999,999,992,339.00 (capex, USD)" in r.stdout
+    return tmp_path / "o" / "big.xlsx"
+
+
+def test_the_totals_columns_are_as_wide_as_the_totals(tmp_path: Path) -> None:
+    import openpyxl
+
+    wb = openpyxl.load_workbook(_big_extras_plan(tmp_path))
+    # '$9,999,999,992,339.00' is 21 characters; bold (x 1.1) plus a character's slack: ceil(21 x 1.1 + 1) = 25
+    need = math.ceil(len("$9,999,999,992,339.00") * 1.1 + 1)
+    assert wb["Summary"]["B5"].value.startswith("=Quote!")
+    assert wb["Summary"].column_dimensions["B"].width >= need
+    assert wb["Quote"].column_dimensions["F"].width >= need  # the line total, the subtotal and the grand total
+    assert wb["Quote"].column_dimensions["B"].width >= need  # the header's grand total (B8)
+
+
+@pytest.mark.libreoffice
+def test_libreoffice_prints_no_total_as_hashes(tmp_path: Path) -> None:
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    if soffice is None or shutil.which("pdftotext") is None:
+        if os.environ.get("PLANNER_REQUIRE_SOFFICE") == "1":
+            pytest.fail("PLANNER_REQUIRE_SOFFICE=1 but soffice or pdftotext is not on PATH")
+        pytest.skip("LibreOffice (soffice) or pdftotext is not installed")
+    book = _big_extras_plan(tmp_path)
+    env = dict(os.environ, HOME=str(tmp_path), SAL_USE_VCLPLUGIN="svp")
+    proc = subprocess.run([soffice, f"-env:UserInstallation={(tmp_path / 'lo').as_uri()}", "--headless",
+                           "--norestore", "--convert-to", "pdf", "--outdir", str(tmp_path / "pdf"), str(book)],
+                          capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    text = subprocess.run(["pdftotext", "-layout", str(tmp_path / "pdf" / "big.pdf"), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    assert "###" not in text
+    # the Summary's total, and the Quote's line total, subtotal, subtotal after discount and grand total
+    assert text.count("$9,999,999,992,339.00") >= 4 and "$9,999,999,990,000.00" in text

@@ -12,6 +12,9 @@
   notes) are prose and keep their en dashes and full-width forms.
 - 2: the workbook's totals (formulas: the Summary's total, the Quote's subtotal and grand total) are sized by the
   values they compute, so that no total prints as '###' (planner.report.printfit.widen_for_numbers).
+- 6: the 32,000-character text cap counts as the workbook cell stores the text (UTF-16 units after the '_x005F_'
+  escape: planner.core.escape.cell_units), and the Assumptions sheet's copy of the scenario says where a line too
+  long for a cell is cut.
 """
 
 from __future__ import annotations
@@ -249,3 +252,69 @@ def test_libreoffice_prints_no_total_as_hashes(tmp_path: Path) -> None:
     assert "###" not in text
     # the Summary's total, and the Quote's line total, subtotal, subtotal after discount and grand total
     assert text.count("$9,999,999,992,339.00") >= 4 and "$9,999,999,990,000.00" in text
+
+
+def test_cell_units_count_as_the_cell_stores_the_text() -> None:
+    from planner.core.escape import cell_units
+
+    assert cell_units("quote ") == 6
+    assert cell_units("\U0001f600") == 2  # a surrogate pair in UTF-16
+    assert cell_units("_x0041_") == 13  # stored as '_x005F_x0041_'
+    assert cell_units("quote " + "\U0001f600" * 20_000) == 40_006  # 6 + 2 x 20,000
+    assert cell_units("_x0041_" * 4_500) == 58_500  # 13 x 4,500
+
+
+def _source_plan(tmp_path: Path, source: str, fmt: str = "json"):
+    s = tmp_path / "s.yaml"
+    s.write_text(f"name: s\n{WORKLOADS}extras:\n  - description: NVMe SSD 4 TB\n    unit_price_usd: 300\n"
+                 f"    source: \"{source}\"\n    as_of: 2026-01-15\n", encoding="utf-8")
+    return CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o"), "--format", fmt])
+
+
+@pytest.mark.parametrize("source, said", [
+    # 'quote ' + 20,000 emoji: 20,006 code points, 6 + 2 x 20,000 = 40,006 UTF-16 units
+    ("quote " + "\U0001f600" * 20_000, "is 40,006 characters long as the workbook stores it (20,006 as written: a "
+                                       "character beyond U+FFFF, such as an emoji, counts 2)"),
+    # 'quote ' + 4,500 x '_x0041_': 6 + 7 x 4,500 = 31,506 as written, 6 + 13 x 4,500 = 58,506 stored
+    ("quote " + "_x0041_" * 4_500, "is 58,506 characters long as the workbook stores it (31,506 as written: a literal "
+                                   "'_xHHHH_' is stored as '_x005F_xHHHH_')"),
+])
+def test_a_text_over_the_cap_as_the_cell_stores_it_is_refused(tmp_path: Path, source: str, said: str) -> None:
+    r = _source_plan(tmp_path, source)
+    assert r.exit_code == 2, r.output
+    line = r.stderr.strip()
+    assert f"extras[0].source: {said}; a text is at most 32,000 characters, since the workbook holds it in one cell " \
+           "(at most 32,767)." in line, line[:600]
+
+
+def test_a_text_at_the_cap_as_the_cell_stores_it_is_kept_whole(tmp_path: Path) -> None:
+    import openpyxl
+
+    source = "quote " + "\U0001f600" * 15_997  # 6 + 2 x 15,997 = 32,000 units: the most a text may store
+    r = _source_plan(tmp_path, source, "xlsx")
+    assert r.exit_code == 0, r.output
+    wb = openpyxl.load_workbook(tmp_path / "o" / "s.xlsx")
+    held = [c.value for row in wb["Sources"].iter_rows() for c in row if str(c.value).startswith("quote ")]
+    assert held and all(v == source for v in held)  # whole, no '\u2026'
+    assert _source_plan(tmp_path, source + "\U0001f600").exit_code == 2  # 32,002 units
+
+
+def test_the_scenario_copy_says_where_a_long_line_is_cut(tmp_path: Path) -> None:
+    import openpyxl
+
+    from planner.report.sheets.assumptions import _COPY_CELL_UNITS
+
+    s = tmp_path / "c.yaml"
+    # line 1 a comment of '# ' + 39,998 'x' = 40,000 characters; line 2 one of 30,000, which a cell holds whole
+    s.write_text("# " + "x" * 39_998 + "\n# " + "y" * 29_998 + "\n" + f"name: c\n{WORKLOADS}", encoding="utf-8")
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o"), "--format", "xlsx"])
+    assert r.exit_code == 0, r.output
+    ws = openpyxl.load_workbook(tmp_path / "o" / "c.xlsx")["Assumptions"]
+    texts = [c.value for row in ws.iter_rows(max_col=1) for c in row if isinstance(c.value, str)]
+    first = next(t for t in texts if t.startswith("# x"))
+    # the cell keeps _COPY_CELL_UNITS (32,567) characters of the line, then the note: 40,000 - 32,567 = 7,433 not shown
+    assert _COPY_CELL_UNITS == 32_567
+    assert first == ("# " + "x" * 32_565 + "\u2026 [line 1 is cut here: 40,000 characters, 7,433 not shown; a workbook "
+                     "cell holds 32,767, and the scenario file holds the line whole]")
+    assert len(first) <= 32_767
+    assert "# " + "y" * 29_998 in texts  # whole, no note

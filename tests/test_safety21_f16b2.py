@@ -146,8 +146,9 @@ def _plan_error(tmp_path: Path, *args: str) -> str:
     ("100\u2015100001277WOF", "holds U+2015 (HORIZONTAL BAR) for '-'"),
     ("100\u2212100001277WOF", "holds U+2212 (MINUS SIGN) for '-'"),
     # full-width: Unicode NFKC folds U+FF11 to '1', U+FF37 to 'W'
-    ("\uff11\uff10\uff10-100001277WOF", "holds U+FF11 (FULLWIDTH DIGIT ONE), U+FF10 (FULLWIDTH DIGIT ZERO)"),
-    ("100-100001277\uff37OF", "holds U+FF37 (FULLWIDTH LATIN CAPITAL LETTER W)"),
+    ("\uff11\uff10\uff10-100001277WOF", "holds U+FF11 (FULLWIDTH DIGIT ONE) for '1', U+FF10 (FULLWIDTH DIGIT ZERO) "
+                                       "for '0': not the ASCII characters they look like"),
+    ("100-100001277\uff37OF", "holds U+FF37 (FULLWIDTH LATIN CAPITAL LETTER W) for 'W'"),
 ])
 def test_an_mpn_drawn_like_ascii_is_refused_with_its_ascii_form(tmp_path: Path, mpn: str, said: str) -> None:
     entry = _shipped_entry("platforms.yaml", "am5-desktop")

@@ -331,13 +331,10 @@ def label_problem(text: str, what: str, *, edges: bool = True) -> tuple[str, str
     """Why a one-line text that is no name (an extras description or category, a catalog label; ``what`` names it
     in the message) cannot be shown, as (problem, hint); None when it can: with ``edges``, a blank at an end
     (:func:`edge_blank_problem`), and a word mixing Latin, Cyrillic, Greek, Armenian and Lisu letters, the rule names
-    follow (:func:`planner.core.lookalike.mixed_script_problem`; UTS #39, 5.2; h15b #8), and a full-width,
-    half-width or mathematical letter or digit (:func:`planner.core.lookalike.width_problem`: 'SSD \uff14 TB';
-    h16b #3)."""
-    from planner.core.lookalike import mixed_script_problem, width_problem
+    follow (:func:`planner.core.lookalike.mixed_script_problem`; UTS #39, 5.2; h15b #8)."""
+    from planner.core.lookalike import mixed_script_problem
 
-    return ((edge_blank_problem(text) if edges else None) or mixed_script_problem(text, what)
-            or width_problem(text, what))
+    return (edge_blank_problem(text) if edges else None) or mixed_script_problem(text, what)
 
 
 def composed_length(text: str, limit: int) -> int:

@@ -30,7 +30,8 @@ import pytest
 from click.testing import CliRunner
 
 from planner.cli.main import main
-from planner.core.lookalike import part_number_problem, width_problem
+from planner.core.lookalike import width_problem
+from planner.core.names import part_number_problem
 from planner.core.names import name_problem
 
 REPO = Path(__file__).resolve().parent.parent

@@ -365,7 +365,7 @@ def read_price_list(e: Entry, k: str) -> tuple[Any, ...]:
 def read_mpn(e: Entry, k: str) -> str:
     """A manufacturer part number: a text (a number such as 900123 is refused: quote it, as YAML would
     drop leading zeros), without spaces at either end, holding no character drawn like an ASCII one
-    (:func:`planner.core.lookalike.part_number_problem`: full-width, a dash lookalike, a UTS #39 confusable)."""
+    (:func:`planner.core.names.part_number_problem`: full-width, a dash lookalike, a UTS #39 confusable)."""
     value = e.raw(k)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         written = e.written(k)  # the file's text: '1.50' and '1.5e+5' read as 1.5 and 150000.0
@@ -374,7 +374,7 @@ def read_mpn(e: Entry, k: str) -> str:
                       "number as a number, which drops leading and trailing zeros)." if written else
                       f"Quote it: mpn: \"{value}\" (YAML drops leading zeros from numbers).")
     value = label(e, k, e.str(k)).strip()
-    from planner.core.lookalike import part_number_problem
+    from planner.core.names import part_number_problem
 
     told = part_number_problem(value, k)  # '１００', 'Ｗ', '100–1': a code, not prose (h16b #3)
     if told:

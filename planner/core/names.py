@@ -196,6 +196,45 @@ DASH_LOOKALIKES = "\u02d7\u058a\u1806\u2010\u2011\u2012\u2013\u2014\u2043\u2212\
 _DASH_FOLD = str.maketrans({ch: "-" for ch in DASH_LOOKALIKES})
 
 
+#: Dashes drawn like the hyphen-minus '-' of a part number: DASH_LOOKALIKES (those UTS #39's
+#: confusables.txt maps to '-', and the em dashes) and U+2015 HORIZONTAL BAR (drawn as a dash; confusables.txt maps
+#: it to U+30FC, so a Latin part number holding it reads as '-' and searches as no part).
+_EXTRA_DASHES = "\u2015"
+
+
+def part_number_problem(text: str, what: str = "mpn") -> tuple[str, str] | None:
+    """Why a manufacturer part number (``what``: the key) holds a character drawn like an ASCII one, as (problem,
+    hint) with its ASCII form as the hint; None when it holds none: a character that Unicode NFKC changes (UAX #15:
+    full-width '\uff11\uff10\uff10', '\uff37'), a dash lookalike (U+2010-U+2015, U+2212 and the others
+    :data:`DASH_LOOKALIKES` lists) or any character that UTS #39's confusables.txt maps to an
+    ASCII prototype (:data:`planner.core.lookalike.PROTOTYPES`: Cyrillic 'О' U+041E to 'O'). A distributor's search for
+    '100\u2013100001277WOF' finds nothing, or another part (h15b #8, h16b #3). A part number is a code, not prose."""
+    if text.isascii():
+        return None
+    from planner.core.lookalike import PROTOTYPES, _char, _escaped
+
+    def ascii_form(ch: str) -> str | None:
+        if ch.isascii():
+            return None
+        if ch in DASH_LOOKALIKES or ch in _EXTRA_DASHES:
+            return "-"
+        folded = unicodedata.normalize("NFKC", ch)
+        if folded != ch:
+            return "".join(ascii_form(c) or c for c in folded)
+        return PROTOTYPES.get(ch)
+
+    odd = [ch for ch in text if ascii_form(ch) is not None]
+    if not odd:
+        return None
+    fixed = "".join(ascii_form(ch) or ch for ch in text)
+    kinds = list(dict.fromkeys(odd))
+    shown = ", ".join(f"{_char(ch)} for {ascii_form(ch)!r}" for ch in kinds)
+    they = "not the ASCII characters they look like" if len(kinds) > 1 else "not the ASCII character it looks like"
+    return (f"'{_escaped(text, ''.join(odd))}' holds {shown}: {they}, so a distributor's search for the part number "
+            "finds nothing or another part",
+            f"Write it in ASCII as the part's label or datasheet does: {what}: {fixed!r}.")
+
+
 def resolve_name(given: str, names: Iterable[str]) -> str | None:
     """The name among ``names`` that ``given`` names: itself, the one it equals in Unicode NFKC
     (:func:`name_key`: 'cafe' + U+0301 names the workload 'café'), or the one it clashes with

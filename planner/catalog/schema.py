@@ -364,7 +364,8 @@ def read_price_list(e: Entry, k: str) -> tuple[Any, ...]:
 
 def read_mpn(e: Entry, k: str) -> str:
     """A manufacturer part number: a text (a number such as 900123 is refused: quote it, as YAML would
-    drop leading zeros), without spaces at either end."""
+    drop leading zeros), without spaces at either end, holding no character drawn like an ASCII one
+    (:func:`planner.core.names.part_number_problem`: full-width, a dash lookalike, a UTS #39 confusable)."""
     value = e.raw(k)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         written = e.written(k)  # the file's text: '1.50' and '1.5e+5' read as 1.5 and 150000.0
@@ -372,7 +373,13 @@ def read_mpn(e: Entry, k: str) -> str:
                       f"Quote it as the file writes it: mpn: \"{written or value}\" (YAML reads an unquoted part "
                       "number as a number, which drops leading and trailing zeros)." if written else
                       f"Quote it: mpn: \"{value}\" (YAML drops leading zeros from numbers).")
-    return label(e, k, e.str(k)).strip()
+    value = label(e, k, e.str(k)).strip()
+    from planner.core.names import part_number_problem
+
+    told = part_number_problem(value, k)  # '１００', 'Ｗ', '100–1': a code, not prose (h16b #3)
+    if told:
+        raise e.error(told[0], k, told[1])
+    return value
 
 
 def read_valid_until(e: Entry, k: str) -> str:

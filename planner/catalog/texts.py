@@ -26,6 +26,13 @@ MAX_LABEL_CHARS = MAX_NAME_CHARS
 MAX_FREE_TEXT_CHARS = 4_000
 
 
+#: The labels the Quote prints as what to buy (a GPU's, platform's or part's ``name``, a platform's ``cpu``, a
+#: ``seller``), which refuse a letter or digit in a full-width, half-width or mathematical form
+#: (:func:`planner.core.lookalike.width_problem`); an ``mpn`` says more (planner.catalog.schema.read_mpn), and an
+#: ``architecture`` names the spelling meant (planner.catalog.gpus).
+PURCHASE_LABELS = frozenset({"name", "cpu", "seller"})
+
+
 def check_length(e: Entry, k: str, value: str, limit: int, what: str) -> str:
     """``value`` (the text of key ``k``) when at most ``limit`` characters (counted in Unicode NFC, as names
     are: a decomposed accent is one character); ``what`` names the kind of text in the message ('a label').
@@ -52,7 +59,8 @@ def label(e: Entry, k: str, value: str, *, edges: bool = True, scripts: bool = T
     blank at either end (:func:`planner.core.names.edge_blank_problem`: ``seller: "ACME "`` is refused with 'ACME'
     as the hint), and, with ``scripts`` (a reader that takes ASCII only says more), no word mixing Latin, Cyrillic,
     Greek, Armenian and Lisu letters (:func:`planner.core.names.label_problem`: a GPU name 'RTX 3060 12G\u0412' with a Cyrillic Ve, or an mpn
-    with a Cyrillic O, would print in the Quote as the part and find nothing at a distributor; h15b #8).
+    with a Cyrillic O, would print in the Quote as the part and find nothing at a distributor; h15b #8), and, for
+    the :data:`PURCHASE_LABELS`, no full-width or mathematical letter or digit ('NVIDIA L\uff14'; h16b #3).
 
     Raises:
         CatalogError (the entry's kind): naming the key."""
@@ -61,6 +69,10 @@ def label(e: Entry, k: str, value: str, *, edges: bool = True, scripts: bool = T
     if told:
         raise e.error(told[0], k, told[1].replace("the blank: ", f"the blank: {k}: "))
     told = label_problem(value, k, edges=False) if scripts else None
+    if told is None and k in PURCHASE_LABELS:
+        from planner.core.lookalike import width_problem
+
+        told = width_problem(value, k)  # 'NVIDIA L\uff14' on the Quote's item line (h16b #3)
     if told:
         raise e.error(told[0], k, told[1])
     return value

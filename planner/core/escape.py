@@ -128,6 +128,22 @@ def xml_text(value: Any) -> str:
     return _XML_FORBIDDEN.sub("", terminal_text(value, newlines=True))
 
 
+#: A literal ``_x`` before hex digits and ``_`` in a cell's text: an ST_Xstring (ECMA-376 Part 1, 22.9.2.19) reader
+#: decodes ``_xHHHH_`` as the character U+HHHH, so the workbook writes its underscore escaped, ``_x005F_``
+#: (planner.report.cells.clean_text), and ``_x0041_`` (7 characters) is stored as ``_x005F_x0041_`` (13).
+XSTRING_ESCAPE = re.compile(r"_x(?=[0-9A-Fa-f]+_)")
+
+
+def cell_units(text: str) -> int:
+    """The characters a workbook cell stores for ``text``, counted as Excel counts a cell's 32,767 (Microsoft,
+    "Excel specifications and limits", "Total number of characters that a cell can contain"): in UTF-16 units
+    (a character beyond U+FFFF, such as an emoji, is a surrogate pair: 2), of the text as the cell holds it
+    (:func:`xml_text`, then each literal ``_xHHHH_`` escaped: :data:`XSTRING_ESCAPE`). 'quote ' + 20,000 emoji
+    is 40,006; 4,500 x '_x0041_' is 58,500 (h16b #6)."""
+    stored = XSTRING_ESCAPE.sub("_x005F_x", xml_text(text))
+    return len(stored) + sum(1 for ch in stored if ord(ch) > 0xFFFF)
+
+
 def json_text(document: Any, **options: Any) -> str:
     """``json.dumps(document, **options)`` with every text that holds a lone surrogate (a byte that was
     not UTF-8 in a path, held as U+DC80-U+DCFF by PEP 383) written as its visible escape (``\\xff``, as

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from planner.core.errors import InputError, ScenarioError
+from planner.core.escape import XSTRING_ESCAPE, cell_units
 from planner.core.names import (MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, name_problem, text_glyph_problem,
                                 unsafe_problem)
 from planner.core.list_hints import flow_list as _flow_list, key_hint
@@ -264,10 +265,21 @@ class Entry:
             raise self.error(f"must be a non-empty text, not {_kind(value)}", key,
                              _bool_note(value, self.file).strip() or _text_note(key, value, self.file,
                                                                                 self.written(key)))
-        if len(value) > MAX_TEXT_CHARS:  # a workbook cell holds 32,767: never cut without a word
-            raise self.error(f"is {len(value):,} characters long; a text is at most {MAX_TEXT_CHARS:,} characters, "
-                             "since the workbook holds it in one cell (at most 32,767)", key,
-                             "Shorten it, or keep the long text in a file of its own and name that file here.")
+        # a workbook cell holds 32,767 UTF-16 units of the escaped text: never cut without a word. A text of n code
+        # points stores at most 8n/3 ('_x0' before '_' grows by 5), so one of up to MAX_TEXT_CHARS * 3 / 8 needs no count
+        if len(value) * 8 > MAX_TEXT_CHARS * 3:
+            stored = cell_units(value)
+            if stored > MAX_TEXT_CHARS:
+                why = [w for w, hit in (("a character beyond U+FFFF, such as an emoji, counts 2",
+                                         any(ord(ch) > 0xFFFF for ch in value)),
+                                        ("a literal '_xHHHH_' is stored as '_x005F_xHHHH_'",
+                                         XSTRING_ESCAPE.search(value))) if hit]
+                detail = f": {'; '.join(why)}" if why else ""
+                said = (f"is {len(value):,} characters long" if stored == len(value) else
+                        f"is {stored:,} characters long as the workbook stores it ({len(value):,} as written{detail})")
+                raise self.error(f"{said}; a text is at most {MAX_TEXT_CHARS:,} characters, since the workbook "
+                                 "holds it in one cell (at most 32,767)", key,
+                                 "Shorten it, or keep the long text in a file of its own and name that file here.")
         if may_be_unsafe(value):  # most texts are printable and hold no Hangul filler: no search
             self._check_shown(key, value, multiline)
         if glyphs and choices is None:

@@ -156,3 +156,38 @@ def lookalike_problem(name: str) -> tuple[str, str] | None:
     if name.isascii():
         return None
     return _no_glyph(name) or _mixed_word(name)
+
+
+#: The compatibility forms a label shown as a purchase item may not hold for a letter or digit: full-width and
+#: half-width forms (decomposition tags <wide>, <narrow>) and mathematical letters (<font>), which Unicode NFKC
+#: (UAX #15) folds to the plain ASCII letter or digit ('\uff14' FULLWIDTH DIGIT FOUR is '4'): 'NVIDIA L\uff14' or 'SSD
+#: \uff14 TB' on a Quote finds nothing, or another part, at a seller (h16b #3). Punctuation in those forms
+#: (CJK prose writes '\uff08' for '(') is left to the text.
+_FOLDED_TAGS = ("<wide>", "<narrow>", "<font>")
+
+
+def _folded_ascii(ch: str) -> str | None:
+    """The ASCII letter or digit a full-width, half-width or mathematical ``ch`` is drawn as (:data:`_FOLDED_TAGS`),
+    or None."""
+    if ch.isascii() or not unicodedata.decomposition(ch).startswith(_FOLDED_TAGS):
+        return None
+    folded = unicodedata.normalize("NFKC", ch)
+    return folded if folded.isascii() and folded.isalnum() else None
+
+
+def width_problem(text: str, what: str = "text") -> tuple[str, str] | None:
+    """Why a one-line label shown as a purchase item (a catalog GPU, platform or part ``name``, a ``seller``, an
+    extras ``description``: ``what`` names it) holds a letter or digit in a full-width, half-width or mathematical
+    form (:data:`_FOLDED_TAGS`), as (problem, hint) with the text in ASCII letters as the hint; None when it
+    does not."""
+    if text.isascii():
+        return None
+    odd = [ch for ch in text if _folded_ascii(ch)]
+    if not odd:
+        return None
+    fixed = "".join(_folded_ascii(ch) or ch for ch in text)
+    shown = ", ".join(_char(ch) for ch in dict.fromkeys(odd))
+    return (f"'{_escaped(text, ''.join(odd))}' holds {shown}, a letter or digit in a compatibility form that Unicode "
+            f"NFKC reads as ASCII {''.join(_folded_ascii(ch) or '' for ch in dict.fromkeys(odd))!r}, so the {what} "
+            "looks like another and a search for it finds nothing or another part",
+            f"Write it with ASCII letters and digits: {what}: {fixed!r}.")

@@ -196,6 +196,45 @@ DASH_LOOKALIKES = "\u02d7\u058a\u1806\u2010\u2011\u2012\u2013\u2014\u2043\u2212\
 _DASH_FOLD = str.maketrans({ch: "-" for ch in DASH_LOOKALIKES})
 
 
+#: Dashes drawn like the hyphen-minus '-' of a part number: DASH_LOOKALIKES (those UTS #39's
+#: confusables.txt maps to '-', and the em dashes) and U+2015 HORIZONTAL BAR (drawn as a dash; confusables.txt maps
+#: it to U+30FC, so a Latin part number holding it reads as '-' and searches as no part).
+_EXTRA_DASHES = "\u2015"
+
+
+def part_number_problem(text: str, what: str = "mpn") -> tuple[str, str] | None:
+    """Why a manufacturer part number (``what``: the key) holds a character drawn like an ASCII one, as (problem,
+    hint) with its ASCII form as the hint; None when it holds none: a character that Unicode NFKC changes (UAX #15:
+    full-width '\uff11\uff10\uff10', '\uff37'), a dash lookalike (U+2010-U+2015, U+2212 and the others
+    :data:`DASH_LOOKALIKES` lists) or any character that UTS #39's confusables.txt maps to an
+    ASCII prototype (:data:`planner.core.lookalike.PROTOTYPES`: Cyrillic 'О' U+041E to 'O'). A distributor's search for
+    '100\u2013100001277WOF' finds nothing, or another part (h15b #8, h16b #3). A part number is a code, not prose."""
+    if text.isascii():
+        return None
+    from planner.core.lookalike import PROTOTYPES, _char, _escaped
+
+    def ascii_form(ch: str) -> str | None:
+        if ch.isascii():
+            return None
+        if ch in DASH_LOOKALIKES or ch in _EXTRA_DASHES:
+            return "-"
+        folded = unicodedata.normalize("NFKC", ch)
+        if folded != ch:
+            return "".join(ascii_form(c) or c for c in folded)
+        return PROTOTYPES.get(ch)
+
+    odd = [ch for ch in text if ascii_form(ch) is not None]
+    if not odd:
+        return None
+    fixed = "".join(ascii_form(ch) or ch for ch in text)
+    kinds = list(dict.fromkeys(odd))
+    shown = ", ".join(f"{_char(ch)} for {ascii_form(ch)!r}" for ch in kinds)
+    they = "not the ASCII characters they look like" if len(kinds) > 1 else "not the ASCII character it looks like"
+    return (f"'{_escaped(text, ''.join(odd))}' holds {shown}: {they}, so a distributor's search for the part number "
+            "finds nothing or another part",
+            f"Write it in ASCII as the part's label or datasheet does: {what}: {fixed!r}.")
+
+
 def resolve_name(given: str, names: Iterable[str]) -> str | None:
     """The name among ``names`` that ``given`` names: itself, the one it equals in Unicode NFKC
     (:func:`name_key`: 'cafe' + U+0301 names the workload 'café'), or the one it clashes with
@@ -455,6 +494,11 @@ def _stacked_marks_problem(name: str) -> tuple[str, str] | None:
 #: UnicodeData.txt; confusables.txt has no line for them, so :func:`planner.core.lookalike.skeleton` misses them;
 #: h15b #6).
 _LOW_LINES = frozenset("\u0332\u0333")
+#: Their upper twins, drawn as a line over the letter they follow and joining the next one's, so that 'a' U+0305
+#: 'b' reads as a bar over 'ab': U+0305 COMBINING OVERLINE and U+033F COMBINING DOUBLE OVERLINE (UnicodeData.txt;
+#: U+0304 COMBINING MACRON, a letter's length mark as in 'ā', is not one: it is drawn over its own letter only;
+#: h16b #13n).
+_OVERLINES = frozenset("\u0305\u033f")
 
 
 #: The emoji that take a skin tone modifier (property Emoji_Modifier_Base; Unicode 14.0,
@@ -482,7 +526,9 @@ def _drawn_mark_problem(name: str) -> tuple[str, str] | None:
     """Why a mark in ``name`` is drawn as something else, as (problem, hint); None when none is: an enclosing mark
     (General_Category Me, Enclosing_Mark in Unicode Standard Annex #44, table 12: U+20DD COMBINING ENCLOSING CIRCLE
     draws a ring round the 'o' before it, U+0488 a ring of dots), a combining low line (:data:`_LOW_LINES`, drawn as
-    '_'), or an emoji skin tone modifier U+1F3FB-1F3FF (category Sk) not right after an emoji that takes one
+    '_'), a combining overline (:data:`_OVERLINES`), an overlay mark (Canonical_Combining_Class 1, "Overlay", in
+    UAX #44, table 9, "marks which overlay a base letter or symbol": U+0336 COMBINING LONG STROKE OVERLAY strikes
+    'a' U+0336 'b' through, U+0334 draws a tilde through it; h16b #13n), or an emoji skin tone modifier U+1F3FB-1F3FF (category Sk) not right after an emoji that takes one
     (:func:`modifier_base`; UTS #51, "Unicode Emoji", 2.4 "Diversity": a modifier used alone, or after an emoji that
     takes none, is shown as a colour swatch). So 'o' and 'o' U+20DD, or 'w_x' and 'w' U+0332 'x', are not two names that read alike
     (h15b #6)."""
@@ -491,6 +537,10 @@ def _drawn_mark_problem(name: str) -> tuple[str, str] | None:
             why = "an enclosing mark drawn round the character before it"
         elif ch in _LOW_LINES:
             why = "a combining mark drawn as an underscore under the character before it"
+        elif ch in _OVERLINES:
+            why = "a combining mark drawn as a line over the character before it"
+        elif unicodedata.combining(ch) == 1:
+            why = "an overlay mark drawn through the character before it"
         elif "\U0001f3fb" <= ch <= "\U0001f3ff" and not (i and modifier_base(name[i - 1])):
             why = ("an emoji skin tone modifier with no emoji before it, drawn as a colour swatch" if not i or
                    unicodedata.category(name[i - 1]) != "So" else

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from planner.core.escape import XSTRING_ESCAPE
 from planner.core.units import GiB
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,7 +49,7 @@ MAX_WIDTH = 60  # characters: the widest a column grows from its content
 # the character U+HHHH (LibreOffice and Excel turn ``_x001b_`` into ESC; LibreOffice 7 also reads one to
 # three digits, ``_x1_``, as a control character), and a literal ``_x`` before hex digits and ``_`` is
 # written with its underscore escaped, ``_x005F_``, to be shown as typed.
-_XSTRING_ESCAPE = re.compile(r"_x(?=[0-9A-Fa-f]+_)")
+_XSTRING_ESCAPE = XSTRING_ESCAPE  # planner.core.escape, which counts a cell's units the same way (cell_units)
 
 
 def clean_text(value: object) -> str:

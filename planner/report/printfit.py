@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 import textwrap
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -143,20 +144,26 @@ class _Looks:
         return len(text) * factor * size / 11
 
 
-def widen_for_numbers(ws: Worksheet) -> None:
+def widen_for_numbers(ws: Worksheet, computed: Mapping[str, float] | None = None) -> None:
     """Widen every column of ``ws`` that holds a number (int or float, not a bool) to its widest
     shown value (:func:`shown_number`) plus :data:`SLACK_CHARS`: no ``###`` on screen or paper. A number
     in a merged range widens the range's last column by what the range lacks. Formulas are not
-    evaluated: their columns are sized by the sheets."""
+    evaluated here: ``computed`` gives the values of those a sheet can compute, by coordinate (the Quote's
+    totals and the Summary's total: planner.report.sheets.quote.quote_values), so that a $19.8M total in a
+    14-character column is no ``###`` either (h16b #2); other formulas' columns are sized by the sheets."""
     from openpyxl.utils import get_column_letter
 
     looks = _Looks(ws)
     need: dict[int, float] = {}
     merged = {(rng.min_row, rng.min_col): rng.max_col for rng in ws.merged_cells.ranges}
+    computed = computed or {}
     for cell in list(ws._cells.values()):  # the written cells (cells.written_cells), in any order
-        if cell.data_type != "n":
+        if cell.data_type == "f" and cell.coordinate in computed:
+            value = computed[cell.coordinate]
+        elif cell.data_type != "n":
             continue
-        value = cell._value  # cell.value, without the property
+        else:
+            value = cell._value  # cell.value, without the property
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         if value != value or value in (float("inf"), float("-inf")):

@@ -52,7 +52,7 @@ import io
 import math
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +61,7 @@ from planner.report.printfit import fit_merges_to_page, page_columns, widen_for_
 from planner.report.sheets.alternatives import write_alternatives
 from planner.report.sheets.assumptions import write_assumptions
 from planner.report.sheets.memory import write_memory
-from planner.report.sheets.quote import define_names, write_quote
+from planner.report.sheets.quote import define_names, quote_values, write_quote
 from planner.report.sheets.sources import cited_sources, write_sources
 from planner.report.sheets.summary import write_summary
 from planner.report.workbook_data import WorkbookData
@@ -189,8 +189,11 @@ def build_workbook(data: WorkbookData, extra_sheets: Sequence[Callable[[Any], ob
     define_names(wb, quote_cells)
     for add in extra_sheets:
         add(wb)
+    # no number shows '###': the columns are widened for the widest written, and the totals' formulas are sized
+    # by the values they compute (h16b #2)
+    computed = {"Quote": quote_values(data, quote_cells), "Summary": {"B5": data.totals().grand_total_usd}}
     for ws in wb.worksheets:
-        _print_setup(ws)
+        _print_setup(ws, computed.get(ws.title))
     wb.active = 0
     wb.calculation = CalcProperties(fullCalcOnLoad=True)
     props = wb.properties
@@ -293,18 +296,19 @@ def print_scale(ws: Worksheet) -> int:
     return int(ws.page_setup.scale or 100)
 
 
-def _print_setup(ws: Worksheet) -> None:
+def _print_setup(ws: Worksheet, computed: Mapping[str, float] | None = None) -> None:
     """Landscape on Letter (laid out for A4 too), margins, header rows repeated, text right of a
     figure indented (:func:`planner.report.cells.indent_after_numbers`), a print area over
     the sheet's content and charts (:func:`print_area`), and the scale: fit to one page wide where
     that prints at :data:`MIN_PRINT_SCALE` or more, else that scale exactly, the pages read across
     then down, with the columns the sheet repeats (``print_title_cols``, set by its module) on each.
     Every number is shown whole and every text inside its cells and page (issue 31:
-    :mod:`planner.report.printfit`).
+    :mod:`planner.report.printfit`); ``computed``: the values of the sheet's formulas that size a column (the
+    totals: :func:`planner.report.printfit.widen_for_numbers`).
     """
     from openpyxl.utils import column_index_from_string
 
-    widen_for_numbers(ws)
+    widen_for_numbers(ws, computed)
     ws.print_area = print_area(ws)
     indent_after_numbers(ws)
     setup = ws.page_setup

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import whole_cents
 from planner.core.fields import Entry
+from planner.core.lookalike import width_problem
 from planner.core.names import escape_unsafe, label_problem, length_problem
 
 EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category", "price_kind")
@@ -83,7 +84,8 @@ def _extra(e: Entry) -> Extra:
                  if k == "condition" else None)
     category = _category(e)
     description = e.str("description")
-    told = length_problem(description, what="an extras description") or label_problem(description, "description")
+    told = (length_problem(description, what="an extras description") or label_problem(description, "description")
+            or width_problem(description, "description"))  # 'SSD \uff14 TB' is the Quote's item line (h16b #3)
     if told:
         raise e.error(told[0], "description", told[1].replace("the blank: ", "the blank: description: "))
     if category.strip().lower() in _OWN_CATEGORIES:

@@ -464,8 +464,11 @@ def stemless(path: Path | str) -> bool:
 
 def default_scenario_name(path: Path | str) -> str:
     """The scenario name when the file gives none: the file's stem; 'scenario' where it has none
-    (:func:`stemless`), which planner.api refuses when reports are written."""
-    return "scenario" if stemless(path) else escape_unsafe(Path(path).stem)  # a control character: an escape
+    (:func:`stemless`), which planner.api refuses when reports are written. The stem is taken as it is: a control
+    or invisible character in it is refused (planner.workload.spec.check_derived_name), not escaped, since the
+    escape 'x\\u200by' is also the stem of a file literally named so, whose reports would replace the first's
+    (h16b #5)."""
+    return "scenario" if stemless(path) else Path(path).stem
 
 
 def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any], bytes]:

@@ -196,14 +196,23 @@ def check_derived_name(entry: Entry, name: str, what: str) -> None:
     from planner.core.names import name_problem, unsafe_problem
 
     unsafe = unsafe_problem(name)  # an invisible or control character, as a written name: is refused
-    told = (f"its name {unsafe}", "Remove the character.") if unsafe else name_problem(name)
+    byte = next((c for c in name if "\udc80" <= c <= "\udcff"), None)  # a file name's byte not UTF-8 (PEP 383)
+    told = ((f"its name {unsafe}", "Remove the character.") if unsafe else
+            (f"its name holds the byte \\x{ord(byte) - 0xDC00:02x}, which is not UTF-8, so no name can hold it (its "
+             "escape is a name another file may have)", "") if byte else name_problem(name))
     if told is None:
         return
     if "model" in entry.data and name == str(entry.data["model"]):
         path = "/" in name or "\\" in name  # a path: the hint is about the file, not a name to type
         raise entry.error(f"the {what} is named after the model, and {told[0]}", "model",
                           _path_hint(entry, told) if path else told[1])
-    raise entry.error_cls(f"the {what} is named after its file, and {told[0]}", file=entry.file,
+    from planner.core.lookalike import glyph_reason
+
+    # the path at the line's start shown as the name in the message is: a character with no glyph (U+F022, which
+    # the CLI's escape of unsafe characters keeps) as its escape (h16b #5)
+    shown = entry.file and "".join(c if not glyph_reason(c) else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else
+                                   f"\\U{ord(c):08x}" for c in entry.file)
+    raise entry.error_cls(f"the {what} is named after its file, and {told[0]}", file=shown,
                           entry=entry.path or None,
                           hint=f"{told[1]} Give the name in the file (name: ...), or rename the file.")
 

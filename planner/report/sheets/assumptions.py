@@ -72,7 +72,8 @@ def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSo
     row = _workload_notes(ws, data, row)
     section(ws, row, "Scenario as given" + (f" ({clean_text(path_text(data.scenario_file))})" if data.scenario_file else ""))
     # monospaced, its leading spaces kept (YAML's indentation), wrapped across A-L (163 characters)
-    put_sentences(ws, row + 1, 1, data.scenario_text.splitlines(), _LAST_COL, style("mono"))
+    put_sentences(ws, row + 1, 1, [_copied_line(n, line) for n, line in enumerate(data.scenario_text.splitlines(), 1)],
+                  _LAST_COL, style("mono"))
     ws.freeze_panes = "A2"
     # QLoRA's weights (E) are text: NF4 linears, 16-bit rest
     fit_columns(ws, fixed=dict(WIDTHS), wrap_cols=("A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"),
@@ -146,3 +147,27 @@ def _workload_notes(ws: Worksheet, data: WorkbookData, row: int) -> int:
         for j, v in enumerate(values, start=1):
             put_text(ws, row, j, v)
     return row + 2
+
+
+#: The most a line of the scenario's copy keeps in its cell: Excel's 32,767 characters per cell less room for the
+#: note that says the line was cut (:func:`_copied_line`).
+_COPY_CELL_UNITS = 32_767 - 200
+
+
+def _copied_line(number: int, line: str) -> str:
+    """Line ``number`` of the scenario file as its cell holds it: whole when it fits a cell (counted as the cell
+    stores it, :func:`planner.core.escape.cell_units`), else its start and a note that says where and why it was
+    cut, so a cut line never reads as the whole line (a comment has no length cap; h16b #6)."""
+    from planner.core.escape import cell_units
+
+    if len(line) * 8 <= _COPY_CELL_UNITS * 3 or cell_units(line) <= _COPY_CELL_UNITS:  # 8/3: the most a character grows
+        return line
+    lo, hi = 0, len(line)  # the longest start that fits: cell_units grows with the start's length
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if cell_units(line[:mid]) <= _COPY_CELL_UNITS:
+            lo = mid
+        else:
+            hi = mid - 1
+    return (f"{line[:lo]}\u2026 [line {number} is cut here: {len(line):,} characters, {len(line) - lo:,} not shown; "
+            "a workbook cell holds 32,767, and the scenario file holds the line whole]")

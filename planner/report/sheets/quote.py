@@ -271,6 +271,24 @@ def _total_rows(ws: Worksheet, q: QuoteSettings, first: int, last: int) -> dict[
     return cells
 
 
+def quote_values(data: WorkbookData, cells: dict[str, str]) -> dict[str, float]:
+    """The values the Quote sheet's formulas compute, by coordinate, as the workbook computes them
+    (:func:`planner.report.workbook_data.quote_totals`): each line's total in F, the totals' cells (``cells`` as
+    :func:`write_quote` returns them; the discount negative, as its formula is) and the header's grand total (B8),
+    for sizing the columns that show them (:func:`planner.report.printfit.widen_for_numbers`)."""
+    from planner.report.workbook_data import cents
+
+    out = {f"F{row}": cents(float(item.unit_price_usd) * int(item.quantity))
+           for row, item in enumerate(data.line_items, start=QUOTE_HEADER_ROW + 1)}
+    t = data.totals()
+    for key, value in (("subtotal", t.subtotal_usd), ("discount", -t.discount_usd),
+                       ("after_discount", t.after_discount_usd), ("tax", t.tax_usd),
+                       ("grand_total", t.grand_total_usd)):
+        out[cells[key]] = value
+    out["B8"] = t.grand_total_usd
+    return out
+
+
 def define_names(wb, cells: dict[str, str]) -> None:
     """The workbook-level names (:data:`NAME_SUBTOTAL` ... :data:`NAME_GRAND_TOTAL`) of the Quote
     sheet's key cells, ``cells`` as :func:`write_quote` returns them."""

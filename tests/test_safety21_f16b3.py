@@ -67,3 +67,33 @@ def test_a_calibration_of_schema_version_1_or_none_is_applied(tmp_path: Path) ->
                                       "--calibration", str(path)])
         assert r.exit_code == 0, r.output
         assert "1.953" in r.output
+
+
+# -- 7. 'B' and 'T' on a count -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, hint", [
+    # B is billion (10^9) and T trillion (10^12), as planner writes token counts (planner.workload.options):
+    # 1T = 1 x 10^12; 1.5b = 1.5 x 10^9 = 1500000000
+    ("1T", "--context 1000000000000 (1 x 1000000000000, 'T' read as trillion); the planner reads no suffix."),
+    ("1.5b", "--context 1500000000 (1.5 x 1000000000, 'b' read as billion); the planner reads no suffix."),
+    # G: 2 x 1024^3 = 2147483648 or 2 x 1000^3 = 2000000000
+    ("2G", "--context 2147483648 (2 x 1073741824) or --context 2000000000; the planner reads no G, which may mean "
+           "1024^3 or 1000^3."),
+])
+def test_a_count_with_b_t_or_g_gets_the_number_written_out(value: str, hint: str) -> None:
+    err = _cli_error("estimate", "--model", "llama-2-7b", "--task", "infer", "--context", value)
+    assert err == f"Error: --context: {value!r} is not a whole number. Write the whole number, without a suffix: {hint}"
+    assert "without 'B'" not in err and "without 'T'" not in err
+
+
+def test_published_parameters_7b_gets_7000000000(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "models.yaml").write_text(
+        "schema_version: 1\nmodels:\n  - id: my-llama\n    hf_id: me/my-llama\n    published_parameters: 7B\n",
+        encoding="utf-8")
+    r = CliRunner().invoke(main, ["catalog", "models", "--catalog", str(tmp_path / "c")])
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip().splitlines()[-1]
+    # 7 x 10^9 = 7000000000: the multiplier kept (the old hint said 'published_parameters: 7')
+    assert "published_parameters: must be a whole number, not '7B'. Write the whole number, without a suffix: " \
+           "published_parameters: 7000000000 (7 x 1000000000, 'B' read as billion); the planner reads no suffix." in err

@@ -97,3 +97,26 @@ def test_published_parameters_7b_gets_7000000000(tmp_path: Path) -> None:
     # 7 x 10^9 = 7000000000: the multiplier kept (the old hint said 'published_parameters: 7')
     assert "published_parameters: must be a whole number, not '7B'. Write the whole number, without a suffix: " \
            "published_parameters: 7000000000 (7 x 1000000000, 'B' read as billion); the planner reads no suffix." in err
+
+
+# -- 8. the engine's choice before the weights/engine pairing ----------------------------------------------------
+
+def test_an_engine_in_the_wrong_case_is_named_before_gguf_weights() -> None:
+    err = _cli_error("estimate", "--model", "llama-2-7b", "--task", "infer", "--engine", "LLAMA.CPP",
+                     "--weights", "Q4_K_M")
+    # the refusal of --engine LLAMA.CPP alone, not one blaming --weights that keeps the bad engine in its hint
+    assert err == "Error: --engine: 'LLAMA.CPP' is not one of the choices. Did you mean 'llama.cpp'?"
+
+
+def test_a_workload_file_names_the_engine_line(tmp_path: Path) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text("model: llama-2-7b\ntask: infer\nengine: Llama.cpp\nweights: Q4_K_M\n", encoding="utf-8")
+    err = _cli_error("estimate", "--workload", str(w))
+    # line 3 holds engine:, line 4 weights:
+    assert err == f"Error: {w}:3: engine: 'Llama.cpp' is not one of the choices. Did you mean 'llama.cpp'?"
+
+
+def test_gguf_weights_with_another_right_engine_still_name_weights() -> None:
+    err = _cli_error("estimate", "--model", "llama-2-7b", "--task", "infer", "--engine", "vllm", "--weights", "Q4_K_M")
+    assert err.startswith("Error: --weights: 'Q4_K_M' is a GGUF weight type, which the planner sizes with engine "
+                          "llama.cpp, not with engine vllm. Replace --engine vllm by --engine llama.cpp;")

@@ -136,6 +136,8 @@ def _gguf_weights_elsewhere(entry: Entry, engine: str) -> None:
 
 def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
     _engine_spelling(entry)
+    if "engine" in entry.data:  # 'LLAMA.CPP' is named as the engine it is not, before weights are paired with it
+        entry.str("engine", None, choices=ENGINES)  # (h16b #8: not as a GGUF --weights blamed on the engine's case)
     if entry.data.get("engine") == "llama.cpp":
         return _llamacpp_inference(entry, arch, warnings)
     _gguf_weights_elsewhere(entry, str(entry.data.get("engine") or unnamed_engine(entry.data)))

@@ -120,3 +120,43 @@ def test_gguf_weights_with_another_right_engine_still_name_weights() -> None:
     err = _cli_error("estimate", "--model", "llama-2-7b", "--task", "infer", "--engine", "vllm", "--weights", "Q4_K_M")
     assert err.startswith("Error: --weights: 'Q4_K_M' is a GGUF weight type, which the planner sizes with engine "
                           "llama.cpp, not with engine vllm. Replace --engine vllm by --engine llama.cpp;")
+
+
+# -- 10. a path holding a line break -----------------------------------------------------------------------------
+
+def _nl_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "nl\ndir"
+    folder.mkdir()
+    (folder / "s.yaml").write_text("name: pathy\nworkloads:\n  - name: a\n    model: llama-2-7b\n    task: infer\n"
+                                   "    context: 2048\n", encoding="utf-8")
+    (folder / "w.yaml").write_text("model: llama-2-7b\ntask: infer\n", encoding="utf-8")
+    return folder
+
+
+def test_a_scenario_path_holding_a_line_break_is_opened(tmp_path: Path) -> None:
+    folder = _nl_folder(tmp_path)
+    r = CliRunner().invoke(main, ["plan", str(folder / "s.yaml"), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "o" / "pathy.json").is_file()
+
+
+def test_a_workload_path_holding_a_line_break_is_opened(tmp_path: Path) -> None:
+    folder = _nl_folder(tmp_path)
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(folder / "w.yaml")])
+    assert r.exit_code == 0, r.output
+    assert "model: llama-2-7b" in r.output
+
+
+def test_a_line_break_in_a_catalog_path_is_shown_escaped(tmp_path: Path) -> None:
+    folder = _nl_folder(tmp_path)
+    (tmp_path / "ok.yaml").write_text((folder / "s.yaml").read_text())
+    err = _cli_error("plan", str(tmp_path / "ok.yaml"), "--catalog", str(folder), "--out", str(tmp_path / "o"))
+    # the folder's name written with '\n' (two characters), not a blank, which would name another folder
+    assert err.startswith(f"Error: {tmp_path}/nl\\ndir/s.yaml: 's.yaml' is not a catalog file name.")
+
+
+def test_a_line_break_in_a_files_path_is_shown_escaped(tmp_path: Path) -> None:
+    folder = _nl_folder(tmp_path)
+    (folder / "w.yaml").write_text("model: llama-2-7b\ntask: infer\ncontext: x\n", encoding="utf-8")
+    err = _cli_error("estimate", "--workload", str(folder / "w.yaml"))
+    assert err.startswith(f"Error: {tmp_path}/nl\\ndir/w.yaml:3: context: ")

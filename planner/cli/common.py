@@ -22,10 +22,11 @@ from planner.core.outpath import UNEXPANDED
 
 
 def _fail(message: str, code: int) -> None:
-    """Print 'Error: <message>' as one line on stderr (line breaks folded; control and bidirectional
-    characters that reached the message, e.g. in a path as typed, written as escapes; characters the
-    stream's encoding lacks as escapes) and exit. A stderr that cannot be written only loses the line."""
-    line = escape_unsafe(" ".join(message.splitlines()))
+    """Print 'Error: <message>' as one line on stderr (line breaks, control and bidirectional characters
+    that reached the message, e.g. in a path as typed, written as escapes: 'nl\\ndir', never folded to a
+    blank, which would show another path; characters the stream's encoding lacks as escapes) and exit. A
+    stderr that cannot be written only loses the line."""
+    line = escape_unsafe(message)
     try:
         click.echo(encodable("Error: " + line, sys.stderr), err=True)
     except (OSError, ValueError):
@@ -440,10 +441,16 @@ def input_file_option(ctx: click.Context, param: click.Parameter, value: Any) ->
     if not text.strip():
         raise LineError(f"{name}: is {'empty' if not text else f'blank ({text!r})'}: no {what} file is named. Give a "
                         f"{what} file, e.g. {example}.", ctx)
-    if "\n" in text or "\r" in text:
-        raise LineError(f"{name}: '{escape_unsafe(text[:40] + ('...' if len(text) > 40 else ''))}' holds a line break: "
-                        f"it is YAML text, not a file path. Write the text to a file and give its path, e.g. "
-                        f"{example}.", ctx)
+    if ("\n" in text or "\r" in text) and not os.path.lexists(text):
+        # on the command line the argument is a path: one that names a file is opened, however odd its name (h16b
+        # #10); one naming nothing and holding a line break is most likely YAML text pasted where a path belongs
+        raise LineError(f"{name}: '{escape_unsafe(text[:40] + ('...' if len(text) > 40 else ''))}' holds a line break "
+                        f"and names no file: it looks like YAML text, not a file path. Write the text to a file and "
+                        f"give its path, e.g. {example}.", ctx)
+    if "\n" in text or "\r" in text:  # the API reads a str holding a line break as YAML text, a Path as a path
+        import pathlib
+
+        return pathlib.Path(text)
     return value
 
 

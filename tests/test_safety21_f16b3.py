@@ -160,3 +160,35 @@ def test_a_line_break_in_a_files_path_is_shown_escaped(tmp_path: Path) -> None:
     (folder / "w.yaml").write_text("model: llama-2-7b\ntask: infer\ncontext: x\n", encoding="utf-8")
     err = _cli_error("estimate", "--workload", str(folder / "w.yaml"))
     assert err.startswith(f"Error: {tmp_path}/nl\\ndir/w.yaml:3: context: ")
+
+
+# -- 13a, 13b. a cost written '$100' or left empty ---------------------------------------------------------------
+
+def _compare_with_support(tmp_path: Path, value: str) -> tuple[Path, str]:
+    shipped = Path(__file__).resolve().parent.parent / "scenarios" / "compare-qlora-7b-12gb.yaml"
+    text = shipped.read_text(encoding="utf-8")
+    assert "support_usd_per_year: 0\n" in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("support_usd_per_year: 0\n", f"support_usd_per_year: {value}\n"), encoding="utf-8")
+    line = text[:text.index("support_usd_per_year: 0")].count("\n") + 1
+    return path, f"{path}:{line}: costs.support_usd_per_year: must be a number, not "
+
+
+def test_a_dollar_sign_gets_the_hint_without_it(tmp_path: Path) -> None:
+    path, lead = _compare_with_support(tmp_path, "$100")
+    err = _cli_error("compare", str(path))
+    # '$100' unquoted: YAML 1.1 reads a text; no quotes were written, so the hint names the '$'
+    assert err == f"Error: {lead}'$100'. Write the number without '$': support_usd_per_year: 100."
+
+
+def test_a_quoted_number_still_gets_without_quotes(tmp_path: Path) -> None:
+    path, lead = _compare_with_support(tmp_path, '"100"')
+    err = _cli_error("compare", str(path))
+    assert err == f"Error: {lead}'100'. Write the number without quotes: support_usd_per_year: 100."
+
+
+def test_an_empty_cost_gets_a_hint(tmp_path: Path) -> None:
+    path, lead = _compare_with_support(tmp_path, "~")
+    err = _cli_error("compare", str(path))
+    assert err == (f"Error: {lead}empty. Write a number after 'support_usd_per_year:' (nothing there, or ~, is "
+                   "YAML's null), or remove the key for its default.")

@@ -399,6 +399,9 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
     number = m.group(1).replace(",", "").replace("_", "") if m else None
     if number and "\n" in value:  # 'budget_usd: |' with the number below: nothing was quoted
         return block_number_hint(value, lambda n: f"{key}: {number}")
+    if number and "$" in value and re.fullmatch(r"\s*\$?\s*[0-9][0-9,_.]*\s*\$?\s*", value):
+        # '$100' unquoted: YAML reads it as text, though nothing was quoted (h16b 13a)
+        return f"Write the number without '$': {key}: {number}."
     if key.endswith("_usd"):
         return (f"Write a plain number of US dollars, without quotes or currency: {key}: {number}." if number
                 else f"Write a plain number of US dollars, e.g. {key}: 5000.")

@@ -338,8 +338,10 @@ class Entry:
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
+            null = (self.null_hint(key, "a number", optional=default is not _MISSING)  # '~' or nothing: h16b 13b
+                    if value is None else None)
             raise self.error(f"must be a number, not {_kind(value)}", key,
-                             _number_hint(key, value, max) or _bool_note(value, self.file).strip() or None)
+                             null or _number_hint(key, value, max) or _bool_note(value, self.file).strip() or None)
         if isinstance(value, int) and abs(value) > _FLOAT_MAX:  # a whole number no float can hold
             raise self.error(f"{_digits(value)} is more than any real value of this field", key)
         if not math.isfinite(value):

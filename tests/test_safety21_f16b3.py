@@ -192,3 +192,27 @@ def test_an_empty_cost_gets_a_hint(tmp_path: Path) -> None:
     err = _cli_error("compare", str(path))
     assert err == (f"Error: {lead}empty. Write a number after 'support_usd_per_year:' (nothing there, or ~, is "
                    "YAML's null), or remove the key for its default.")
+
+
+# -- 13g. numpy booleans in the API ------------------------------------------------------------------------------
+
+def test_a_numpy_bool_is_a_bool_in_the_api() -> None:
+    np = pytest.importorskip("numpy")
+    from planner import estimate
+
+    a = estimate(model="llama-2-7b", task="train", method="lora", use_dora=np.bool_(True))
+    b = estimate(model="llama-2-7b", task="train", method="lora", use_dora=True)
+    c = estimate(model="llama-2-7b", task="train", method="lora", use_dora=False)
+    # read as True: the DoRA estimate (its magnitude vectors and weight-norm activations), not the LoRA one
+    assert a.per_gpu_total_bytes == b.per_gpu_total_bytes != c.per_gpu_total_bytes
+
+
+def test_the_api_bool_hint_speaks_of_python_not_yaml() -> None:
+    from planner import estimate
+    from planner.core.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        estimate(model="llama-2-7b", task="train", method="lora", use_dora="yes")
+    text = str(caught.value)
+    assert text.endswith("must be True or False, not 'yes'. Give a Python bool: True or False.")
+    assert "YAML" not in text

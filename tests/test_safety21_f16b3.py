@@ -216,3 +216,37 @@ def test_the_api_bool_hint_speaks_of_python_not_yaml() -> None:
     text = str(caught.value)
     assert text.endswith("must be True or False, not 'yes'. Give a Python bool: True or False.")
     assert "YAML" not in text
+
+
+# -- 13h. --out - ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, hint", [
+    (["plan", "scenarios/qlora-7b-12gb.yaml", "--format", "json"],
+     "folder called '-': --out never means standard output. Give --json to print the result on standard output, or "
+     "write --out ./- for a folder named '-'."),
+    (["compare", "scenarios/compare-qlora-7b-12gb.yaml"],
+     "folder called '-': --out never means standard output. Give --json to print the result on standard output, or "
+     "write --out ./- for a folder named '-'."),
+    (["catalog", "import-skypilot", "vms.csv"],  # import-skypilot has no --json
+     "folder called '-': --out never means standard output. Write --out ./- for a folder named '-'."),
+    (["calibrate", "--model", "llama-2-7b", "--task", "infer"],
+     "file called '-': --out never means standard output. Give --json to print the measurements on standard output "
+     "(the calibration file is still written), or write --out ./- for a file named '-'."),
+])
+def test_out_dash_is_refused_with_a_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list,
+                                         hint: str) -> None:
+    root = Path(__file__).resolve().parent.parent
+    args = [str(root / a) if a.startswith("scenarios/") else a for a in args]
+    monkeypatch.chdir(tmp_path)
+    err = _cli_error(*args, "--out", "-")
+    assert err == f"Error: --out: '-' would name a {hint}"
+    assert list(tmp_path.iterdir()) == []  # no folder '-' made
+
+
+def test_out_dot_slash_dash_is_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", str(root / "scenarios" / "qlora-7b-12gb.yaml"), "--out", "./-",
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "-" / "qlora-7b-12gb.json").is_file()

@@ -388,6 +388,14 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
         said = "is empty" if not str(value) else "is blank (white space alone)"
         raise LineError(f"--out: {said}; give {what}, e.g. {example}.", ctx)
     text = str(value) if value is not None else ""
+    if text == "-":  # by convention standard output, which --out never is: a folder (or file) named '-' (h16b 13h)
+        kind = "file" if param.name == "calibration_file" else "folder"
+        json_flag = any(p.name == "as_json" for p in ctx.command.params)
+        raise LineError(f"--out: '-' would name a {kind} called '-': --out never means standard output. "
+                        + ("Give --json to print the measurements on standard output (the calibration file is "
+                           "still written), or w" if kind == "file" and json_flag else
+                           "Give --json to print the result on standard output, or w" if json_flag else "W")
+                        + f"rite --out ./- for a {kind} named '-'.", ctx)
     if text.startswith("~") or re.match(r"\$\{?[A-Za-z_]", text):
         # a quoted '~/rep' or '$HOME/rep' reaches planner unexpanded: the folder would be named '~' or '$HOME' here
         said = "~" if text.startswith("~") else text.split("/", 1)[0]

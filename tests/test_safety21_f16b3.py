@@ -250,3 +250,33 @@ def test_out_dot_slash_dash_is_a_folder(tmp_path: Path, monkeypatch: pytest.Monk
                                   "--format", "json"])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "-" / "qlora-7b-12gb.json").is_file()
+
+
+# -- 13o. a hub-cache config.json that is a FIFO -----------------------------------------------------------------
+
+def test_a_cached_config_that_is_a_fifo_is_said_to_be_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    repo = tmp_path / "hub" / "models--org--name"
+    (repo / "snapshots" / "abc").mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc")
+    fifo = repo / "snapshots" / "abc" / "config.json"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    err = _cli_error("estimate", "--model", "org/name", "--task", "infer")
+    # the config.json is there, but a FIFO: said as such (planner.core.infile), not "the cache holds no config.json"
+    assert err.startswith(f"Error: {fifo}: is a named pipe (FIFO), not a regular file")
+    assert "holds no config.json" not in err
+
+
+def test_a_cached_config_link_to_a_missing_blob_still_says_download_again(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "hub" / "models--org--name"
+    (repo / "snapshots" / "abc").mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc")
+    (repo / "snapshots" / "abc" / "config.json").symlink_to("../../blobs/gone")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    err = _cli_error("estimate", "--model", "org/name", "--task", "infer")
+    assert "which the cache holds no config.json of" in err and "Download the model again" in err

@@ -528,7 +528,7 @@ def handle_errors(fn):
             if exc.exit_code == 1:
                 echo(str(exc), err=True)
                 sys.exit(1)
-            _fail(exc.one_line(), exc.exit_code)
+            _fail(exc.cli_line(), exc.exit_code)
         except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except BrokenPipeError as exc:

@@ -29,6 +29,12 @@ class PlannerError(Exception):
         return str(self).replace("\r", "\\r").replace("\n", "\\n")
 
 
+    def cli_line(self) -> str:
+        """The message as the command line prints it (:meth:`one_line`; an error of the API's keywords names
+        the options instead: planner.workload.inputs.OptionError)."""
+        return self.one_line()
+
+
 class InputError(PlannerError, ValueError):
     """Something the user gave (a file, an option, a config.json) is wrong.
 

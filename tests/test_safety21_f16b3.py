@@ -280,3 +280,35 @@ def test_a_cached_config_link_to_a_missing_blob_still_says_download_again(tmp_pa
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     err = _cli_error("estimate", "--model", "org/name", "--task", "infer")
     assert "which the cache holds no config.json of" in err and "Download the model again" in err
+
+
+# -- audit: an API error names the keyword passed, the command line its option ----------------------------------
+
+def test_an_api_error_names_the_keyword_and_the_command_its_option() -> None:
+    import planner
+    from planner.core.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        planner.estimate(model="llama-3.1-8b", task="infer", engine="vllm", engine_version=0.7)
+    exc = caught.value
+    assert exc.entry == "engine_version"
+    assert str(exc).startswith("engine_version: engine_version is the number 0.7, and a number drops a release's "
+                               "trailing zeros")
+    assert "--" not in str(exc)
+    # the same error as the command prints it (the value given on the command line is a text, so it is not
+    # refused there: the option form is what cli_line gives)
+    assert exc.cli_line().startswith("--engine-version: --engine-version is the number 0.7")
+
+
+def test_an_api_hint_gives_the_keyword_with_its_value() -> None:
+    import planner
+    from planner.core.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        planner.estimate(model="llama-2-7b", task="infer", context="8k")
+    # 8k: 8 x 1024 = 8192 or 8 x 1000 = 8000, written as the keyword takes them
+    assert str(caught.value) == ("context: must be a whole number, not '8k'. Write the whole number, without a "
+                                 "suffix: context=8192 (8 x 1024) or context=8000; the planner reads no k or M, "
+                                 "which may mean 1024 or 1000.")
+    err = _cli_error("estimate", "--model", "llama-2-7b", "--task", "infer", "--context", "8k")
+    assert "--context 8192 (8 x 1024) or --context 8000" in err

@@ -319,8 +319,9 @@ def _replicas(entry: Entry, arch: Architecture) -> tuple[int, int]:
         try:
             check_tp(arch, gpus, entry, "gpus")
         except InputError as exc:
-            raise entry.error(f"an inference replica on {gpus} GPUs runs at tp {gpus}: {exc.problem}", "gpus",
-                              exc.hint) from None
+            raise entry.error(f"an inference replica on {gpus} GPUs runs at tp {gpus}: "
+                              f"{getattr(exc, 'raw_problem', exc.problem)}", "gpus",
+                              getattr(exc, "raw_hint", exc.hint)) from None  # raw: an OptionError's, unconverted
     tp = entry.int("tp", gpus or 1, min=1, max=1024)
     check_tp(arch, tp, entry)
     replicas = 1

@@ -118,7 +118,8 @@ def load_workload_mapping(data: Mapping[str, Any], catalog: Catalog, overrides: 
     except ScenarioError as exc:
         if exc.file == file and exc.entry in overrides:
             # The value came from the command line (an option overrides the file's key): say so.
-            raise OptionError(exc.problem, entry=exc.entry, hint=exc.hint) from None
+            raise OptionError(getattr(exc, "raw_problem", exc.problem), entry=exc.entry,
+                              hint=getattr(exc, "raw_hint", exc.hint)) from None
         overridden = _task_overridden(exc, data, overrides, file)
         if overridden is not None:
             raise overridden from None
@@ -207,12 +208,6 @@ _WORKLOAD_KEYS = sorted(set(COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS), 
 #: 'key: value' as a file writes it ('Set method: qlora'), for any workload key.
 _KEY_VALUE = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, _WORKLOAD_KEYS)) + r"): ")
 _KEY_BOOL = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, _WORKLOAD_KEYS)) + r"): (true|false)\b")
-#: 'key=value' and 'key=True' as :func:`keyword_form` writes them, for any workload key.
-#: (the workload keys and the API's other keywords that the commands take as options)
-_KEYWORDS = sorted({*_WORKLOAD_KEYS, "gpu", "headroom", "calibration", "prompt_tokens", "output_tokens"}, key=len,
-                   reverse=True)
-_KEYWORD_VALUE = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, _KEYWORDS)) + r")=(?=\S)")
-_KEYWORD_BOOL = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, _KEYWORDS)) + r")=(True|False)\b")
 #: A key with an underscore, bare or quoted ('remove prepare_kbit_training', "'dataset_size' sizes");
 #: keys without one (gpus, model, zero) are also plain words and stay as they are.
 _UNDERSCORE_KEY = re.compile(r"(?<![\w./'-])('?)(" + "|".join(re.escape(k) for k in _WORKLOAD_KEYS if "_" in k)
@@ -226,10 +221,6 @@ def option_form(text: str) -> str:
     came from options, 'Set method: qlora, or remove prepare_kbit_training.' should read 'Set
     --method qlora, or remove --prepare-kbit-training.'.
     """
-    # a keyword's 'key=True' / 'key=False' / 'key=value' (:func:`keyword_form`, an API error's text re-raised)
-    text = _KEYWORD_BOOL.sub(lambda m: f"--{'no-' if m.group(2) == 'False' else ''}{m.group(1).replace('_', '-')}",
-                             text)
-    text = _KEYWORD_VALUE.sub(lambda m: f"--{m.group(1).replace('_', '-')} ", text)
     # a boolean key's 'key: true' / 'key: false' is the flag '--key' / '--no-key'
     text = _KEY_BOOL.sub(lambda m: f"--{'no-' if m.group(2) == 'false' else ''}{m.group(1).replace('_', '-')}", text)
     text = _KEY_VALUE.sub(lambda m: f"--{m.group(1).replace('_', '-')} ", text)
@@ -274,6 +265,9 @@ class OptionError(ScenarioError):
         super().__init__(option_form(problem), file=file, line=line, entry=flag,
                          hint=option_form(hint) if hint else hint)
         self.command_line = str(self)  # as the command line says it
+        # as the workload reader wrote them: a reader that re-raises the problem under another key (check_tp's
+        # under gpus) passes these on, which each form then converts (keyword_form's output does not convert back)
+        self.raw_problem, self.raw_hint = problem, hint
         keyword = entry[2:].replace("-", "_") if entry and entry.startswith("--") else entry
         self.problem, self.entry = keyword_form(problem), keyword
         self.hint = keyword_form(hint) if hint else hint

@@ -136,8 +136,10 @@ def test_two_runs_on_one_folder_at_once(tmp_path: Path, scenarios) -> None:
     for code, err in zip(codes, errs):
         assert code in (0, 2), (code, err)
         if code == 2:
-            assert err.strip() == (f"Error: {out}: another planner run is writing reports into this directory (it "
-                                   "holds the directory's lock). Wait for it to finish, or give another --out.")
+            assert err.strip() == (f"Error: {out}: another process holds this directory's lock (another planner run "
+                                   "writing reports into it, or any program of any user who can read the folder). "
+                                   f"Wait for it to finish, find it with fuser -v {out} or lsof {out}, or give "
+                                   "another --out (a private one: chmod 700).")
     assert _machine_of_set(out) in ("1 x rtx-3060-12gb on am5-desktop", "1 x rtx-4090 on am5-desktop")
 
 

@@ -89,8 +89,11 @@ def test_a_second_run_on_the_same_folder_fails_clearly(tmp_path: Path) -> None:
         with pytest.raises(OutputError) as info:
             with ReportSet(out):
                 pass
-        assert str(info.value) == (f"{out}: another planner run is writing reports into this directory (it holds the "
-                                   "directory's lock). Wait for it to finish, or give another --out.")
+        # the holder may be any process that can open the folder: said as that, with how to find it
+        assert str(info.value) == (f"{out}: another process holds this directory's lock (another planner run "
+                                   "writing reports into it, or any program of any user who can read the folder). "
+                                   f"Wait for it to finish, find it with fuser -v {out} or lsof {out}, or give "
+                                   "another --out (a private one: chmod 700).")
     with ReportSet(out) as rs:  # released at the end of the first
         rs.commit()
 

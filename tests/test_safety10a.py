@@ -349,18 +349,23 @@ def test_catalog_check_refuses_a_today_before_2000(today: str) -> None:
 
 
 def test_catalog_check_refuses_a_today_before_the_catalogs_oldest_date() -> None:
+    # the month before the oldest price is before the newest one too: refused since h16b minor e by the newest
+    # date's rule (tests/test_safety21_f16b4.py), which names the newest date
     import planner
-    from planner.catalog.check import months, oldest_date
+    from planner.catalog.check import months, newest_date, oldest_date
 
-    oldest, where = oldest_date(planner.load_catalog())
+    cat = planner.load_catalog()
+    oldest, _ = oldest_date(cat)
+    newest, where = newest_date(cat)
     year, month = divmod(months(oldest) - 2, 12)  # months() counts y * 12 + m: the month before the oldest's
     before = f"{year:04d}-{month + 1:02d}"
     r = _run("catalog", "check", "--today", before)
     assert r.exit_code == 2, r.output
-    assert f"Invalid value for --today: {before} is before the catalog's oldest date, {oldest} ({where})" in r.stderr
-    assert f"Give a date from {oldest[:7]} on" in r.stderr, r.stderr
-    # the oldest date's own month is taken: the check runs (exit 0 or 1, its findings)
-    assert _run("catalog", "check", "--today", oldest[:7]).exit_code in (0, 1)
+    assert (f"Invalid value for --today: {before} is before the month of the catalog's newest date, {newest} "
+            f"({where})") in r.stderr
+    assert f"Give a date from {newest[:7]} on" in r.stderr, r.stderr
+    # the newest date's own month is taken: the check runs (exit 0 or 1, its findings)
+    assert _run("catalog", "check", "--today", newest[:7]).exit_code in (0, 1)
 
 
 @pytest.mark.parametrize("value, hint", [

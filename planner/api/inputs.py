@@ -54,11 +54,34 @@ def check_positional(function: str, extra: tuple, takes: str, example: str) -> N
                                                      f"help(planner.{function}).")
 
 
+#: Request-timing keywords the API functions other than estimate() do not take: why not (after "got an
+#: unexpected keyword argument 'NAME': "), and what to do instead. fit() times the request at its answer
+#: (planner.api.inputs.card_speed: tokens_per_request output tokens, else 256 at most half the context, after a
+#: prompt of the rest of the context); a latency target is a scenario workload's slo: block (planner.solve.slo),
+#: which plan() meets by choosing the hardware. Without this the close match of 'prompt_tokens' is the unrelated
+#: 'document_tokens' (h16b minor f).
+_FIT_TIMES = ("fit() takes no request to time: it times one at its answer (inference), of tokens_per_request output "
+              "tokens (else 256, at most half the context) after a prompt of the rest of the context",
+              "Shape that request with context= and tokens_per_request=, or time a request of your own with "
+              "planner.estimate(gpu=..., task='infer', prompt_tokens=..., output_tokens=...).")
+_TARGET = ("a latency target belongs to a scenario workload's slo: block, which planner.plan() meets by choosing the "
+           "hardware; {function}() times a request on one card (with gpu=) and returns its ttft_s and tpot_s",
+           "Read result.speed.ttft_s and result.speed.tpot_s, or write slo: {ttft_s: ..., tpot_s: ...} in a "
+           "scenario's workload and plan it.")
+NOT_TAKEN = {
+    f: {**{k: (_TARGET[0].format(function=f), _TARGET[1]) for k in ("ttft_s", "tpot_s", "slo")},
+        **({k: _FIT_TIMES for k in ("prompt_tokens", "output_tokens", "input_tokens")} if f == "fit" else {})}
+    for f in ("fit", "estimate")
+}
+
+
 def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) -> None:
     """Refuse a keyword argument ``function`` does not take, naming its close matches.
 
     Another tool's name for one of the keywords (``batch_size``, ``per_device_train_batch_size``)
-    gets the planner's keyword as the hint (planner.workload.othernames), before close matches.
+    gets the planner's keyword as the hint (planner.workload.othernames), before close matches; a
+    keyword of another function that ``function`` has no use for (:data:`NOT_TAKEN`: ``fit(prompt_tokens=)``)
+    gets why not and what to do instead.
 
     Raises:
         UnknownKeywordError: the first unknown name (an InputError and a TypeError).
@@ -66,6 +89,10 @@ def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) 
     allowed = list(allowed)
     for name in given:
         if name not in allowed:
+            why = NOT_TAKEN.get(function, {}).get(name)
+            if why is not None:
+                raise UnknownKeywordError(f"{function}() got an unexpected keyword argument {name!r}: {why[0]}",
+                                          hint=why[1])
             from planner.workload.othernames import keyword_hint  # another tool's name: batch_size
 
             hint = keyword_hint(name, set(allowed).__contains__) or did_you_mean(name, allowed)

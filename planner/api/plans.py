@@ -475,8 +475,8 @@ def before_writing(out: Path, names: Iterable[str], cat: Any, *, temp: bool) -> 
     """Refuse, before the work, a report set whose reports or temporary files would land where a later run reads
     them: a report named as a catalog's source list (SOURCES.md) in a folder of overlay files
     (planner.catalog.report_sources); with ``temp`` (a workbook: openpyxl's temporary files), a temporary folder
-    (TMPDIR) that is ``out`` or a ``--catalog`` overlay folder of ``cat``, or inside the shipped catalog or the
-    package (planner.core.tempdir).
+    (TMPDIR) that is, or is inside, ``out`` or a ``--catalog`` overlay folder of ``cat``, or inside the shipped
+    catalog or the package (planner.core.tempdir).
 
     Raises:
         DestinationError: naming the file or the variable, and what to do.
@@ -526,7 +526,8 @@ def model_files(value: str, base: Path, *, hub: bool = True) -> list[Path]:
     """The paths a workload's ``model`` value may read: the value as a path from the current directory and
     from ``base`` (the scenario's or workload file's folder), each with the ``config.json`` inside it, and
     with ``hub``, the cached ``config.json`` of a Hugging Face id (planner.model.models.resolve_model's
-    places). Paths that do not exist are listed too (whoever compares them stats them)."""
+    places) and the ``refs/main`` file that names its revision (read to find that config.json: every file the
+    hub lookup reads). Paths that do not exist are listed too (whoever compares them stats them)."""
     found: list[Path] = []
     for candidate in (Path(value), base / value):
         found.extend([candidate, candidate / "config.json"])
@@ -536,7 +537,9 @@ def model_files(value: str, base: Path, *, hub: bool = True) -> list[Path]:
         from planner.core.errors import ModelConfigError
 
         try:
-            cached = cached_config_path(value, hf_cache_dir())
+            cache = hf_cache_dir()
+            found.append(cache / ("models--" + value.replace("/", "--")) / "refs" / "main")
+            cached = cached_config_path(value, cache)
         except (OSError, ValueError, ModelConfigError):
             cached = None
         if cached is not None:

@@ -106,22 +106,38 @@ def reference_date(catalog: Any) -> str:
     return f"{(newest - 1) // 12:04d}-{(newest - 1) % 12 + 1:02d}"
 
 
+def _dated(catalog: Any) -> list[tuple[str, str]]:
+    """Every ``as_of`` :func:`check_catalog` ages (the purchase prices and the cloud rows), each with the file and
+    entry that give it (``('2021-02-25', 'gpus.yaml rtx-3060-12gb')``)."""
+    dated = [(p.as_of, f"{file} {r.id}") for name, (file, attr) in _PRICED.items() for r in getattr(catalog, name, ())
+             for p in prices_of(r, attr)]
+    return dated + [(i.as_of, f"cloud.yaml {i.id}") for i in getattr(catalog, "instances", ())]
+
+
 def oldest_date(catalog: Any) -> tuple[str, str] | None:
     """The oldest ``as_of`` among the catalog's purchase prices and cloud rows (what :func:`check_catalog` ages),
     with the file and entry that give it (``('2021-02-25', 'gpus.yaml rtx-3060-12gb')``); None for none."""
-    dated = [(p.as_of, f"{file} {r.id}") for name, (file, attr) in _PRICED.items() for r in getattr(catalog, name, ())
-             for p in prices_of(r, attr)]
-    dated += [(i.as_of, f"cloud.yaml {i.id}") for i in getattr(catalog, "instances", ())]
+    dated = _dated(catalog)
     return min(dated, key=lambda d: (months(d[0]), d[0])) if dated else None
+
+
+def newest_date(catalog: Any) -> tuple[str, str] | None:
+    """The newest ``as_of`` among the catalog's purchase prices and cloud rows, with the file and entry that give
+    it (``('2026-11-01', 'ram.yaml ddr5-udimm-16g')``); None for none. Unlike :func:`reference_date` it counts the
+    cloud rows too, since the check ages them."""
+    dated = _dated(catalog)
+    return max(dated, key=lambda d: (months(d[0]), d[0])) if dated else None
 
 
 def reference_date_problem(catalog: Any, today: str) -> str | None:
     """Why ``today`` (YYYY-MM[-DD], a valid date) cannot be the check's reference date, or None when it can.
 
     Refused: a date before :data:`planner.core.fields.EARLIEST_DATE` (2000-01-01, the floor of every date
-    planner reads), and a month before the month of the catalog's oldest price or cloud row
-    (:func:`oldest_date`): every price would be dated after it, its age negative, and none counted stale,
-    so the check would report 0 failed without a word.
+    planner reads), and a month before the month of the catalog's newest price or cloud row
+    (:func:`newest_date`): a price dated after the reference date has a negative age, so it would be counted
+    fresh and the check would report 0 failed for a catalog it never aged (h16b minor e: ``--today 2020-09``,
+    the month of the oldest price, passed with nearly every price dated after it). Ages are whole months
+    (:func:`months`), so the newest price's own month is taken: the hint names it, and following it works.
     """
     from planner.core.fields import EARLIEST_DATE
 
@@ -129,10 +145,12 @@ def reference_date_problem(catalog: Any, today: str) -> str | None:
     if today < floor[: len(today)]:
         return (f"{today} is before {floor}; no price or measurement planner reads is that old. Give the date to "
                 f"count ages from (YYYY-MM-DD or YYYY-MM), e.g. today's, {today_date()}, the default.")
-    oldest = oldest_date(catalog)
-    if oldest is not None and months(today) < months(oldest[0]):
-        return (f"{today} is before the catalog's oldest date, {oldest[0]} ({oldest[1]}): every price would be dated "
-                f"after it and none counted stale. Give a date from {oldest[0][:7]} on, e.g. today's, "
+    newest = newest_date(catalog)
+    if newest is not None and months(today) < months(newest[0]):
+        later = sum(1 for as_of, _ in _dated(catalog) if months(as_of) > months(today))
+        return (f"{today} is before the month of the catalog's newest date, {newest[0]} ({newest[1]}): {later:,} "
+                f"of its {len(_dated(catalog)):,} dated prices and cloud rows are dated after it, which the check "
+                f"cannot age (it would count them fresh). Give a date from {newest[0][:7]} on, e.g. today's, "
                 f"{today_date()}, the default.")
     return None
 
@@ -244,4 +262,4 @@ def failures(findings: Iterable[Finding]) -> list[Finding]:
 
 
 __all__ = ["CHECKS", "Finding", "STALE_MONTHS", "STALE_MSRP_MONTHS", "check_catalog", "failures", "prices_of",
-           "reference_date", "today_date"]
+           "newest_date", "oldest_date", "reference_date", "reference_date_problem", "today_date"]

@@ -9,6 +9,7 @@ no state.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from planner.core.fields import Entry, _kind
@@ -104,6 +105,11 @@ LOWER_CASE_REGIONS = ("aws", "gcp", "azure", "lambda")
 #: Region column, as RunPod's API names a data centre's country): a hand-written 'us' would not be selected by
 #: ``costs.regions: [US]``.
 UPPER_CASE_REGIONS = ("runpod",)
+#: A region of each cloud in :data:`LOWER_CASE_REGIONS` and :data:`UPPER_CASE_REGIONS`, as they name them (the sources
+#: given there).
+_REGION_EXAMPLES = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus", "lambda": "us-east-1", "runpod": "US"}
+
+
 def region_case(provider: str, region: str) -> str:
     """``region`` in the case ``provider`` names its regions: lower case for :data:`LOWER_CASE_REGIONS`, upper
     case for :data:`UPPER_CASE_REGIONS`, as written otherwise (and for a region not in ASCII, a lookalike left
@@ -158,10 +164,59 @@ def _provider(e: Entry, k: str) -> str:
                   "row)", k, hint)
 
 
+#: An instance type as the clouds name them: ASCII letters, digits, '-', '_' and '.' (AWS 'g6.xlarge', Google Cloud
+#: 'a2-highgpu-1g', Azure 'Standard_NC24ads_A100_v4', Lambda 'gpu_1x_a10', RunPod '1x_A100-80GB_SECURE', and in
+#: SkyPilot's other v8 files OCI 'BM.GPU.H100.8', Shadeform 'massedcompute_A6000x8', Vast '1x-RTX_4090-32-65536';
+#: every row of the shipped catalog/cloud.yaml): '=1+1' or '[r](http://e)' names no instance (h16b 13d).
+_INSTANCE_TEXT = re.compile(r"[A-Za-z0-9._-]+")
+#: A region as the clouds name them: the same characters ('us-east-1', 'us-central1', 'eastus', 'US'; every row of the
+#: shipped catalog/cloud.yaml, and SkyPilot's v8 Shadeform file, 'kansascity-usa-1'), with words separated by one
+#: blank or ', ' only as SkyPilot's v8 Vast file writes a host's geolocation ('Texas, US, NA', 'British Columbia, CA,
+#: NA'); no '=', '+', brackets, ':' or '/' (h16b 13d: '=1+1' and '[r](http://e)' loaded and were printed).
+_REGION_TEXT = re.compile(r"[A-Za-z0-9._-]+(?:,? [A-Za-z0-9._-]+)*")
+_IDENT_CHARS = "letters, digits, '-', '_' and '.'"
+
+
+def _first_odd(value: str, allowed: str) -> str | None:
+    """The first character of ``value`` (ASCII) that is not a letter, a digit or in ``allowed``, quoted; None when
+    there is none."""
+    bad = next((c for c in value if not (c.isalnum() or c in allowed)), None)
+    return None if bad is None else repr(bad)
+
+
+def _instance(e: Entry, k: str) -> str:
+    """An instance type (:data:`_INSTANCE_TEXT`), after :func:`~planner.catalog.schema.read_ascii_text`.
+
+    Raises:
+        CatalogError: naming the first character out of place."""
+    value = read_ascii_text(e, k)
+    if _INSTANCE_TEXT.fullmatch(value):
+        return value
+    raise e.error(f"{value!r} holds {_first_odd(value, '._-')}; an "
+                  f"instance type is {_IDENT_CHARS}, as the clouds name them (g6.xlarge, a2-highgpu-1g, "
+                  "Standard_NC24ads_A100_v4)", k,
+                  "Write it as the provider's pricing page or SkyPilot's vms.csv does, e.g. instance: g6.xlarge.")
+
+
+def _region(e: Entry, k: str) -> str:
+    """A region (:data:`_REGION_TEXT`), after :func:`~planner.catalog.schema.read_ascii_text`.
+
+    Raises:
+        CatalogError: naming the first character out of place."""
+    value = read_ascii_text(e, k)
+    if _REGION_TEXT.fullmatch(value):
+        return value
+    odd = _first_odd(value, "._-, ") or "blanks or commas out of place"
+    raise e.error(f"{value!r} holds {odd}; a region is {_IDENT_CHARS}, as the clouds name them "
+                  "(us-east-1, us-central1, eastus, US), its words separated by one blank or ', ' only in a "
+                  "geolocation such as SkyPilot's Vast file writes ('Texas, US, NA')", k,
+                  "Write it as the provider names it, e.g. region: us-east-1.")
+
+
 #: ``cloud.yaml`` keys besides the common ones.
 INSTANCE_FIELDS: dict[str, Field] = {
     "provider": Field(_provider),
-    "instance": Field(read_ascii_text),
+    "instance": Field(_instance),
     "gpu": Field(read_label),
     "gpu_count": Field(read_int(1, 64)),
     "gpu_memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES, binary=GPU_BINARY),
@@ -174,7 +229,7 @@ INSTANCE_FIELDS: dict[str, Field] = {
     "spot_usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price", lo=MIN_USD_PER_HOUR),
                                required=False),
     "spot_usd_per_hour_range": Field(_spot_range, required=False),
-    "region": Field(read_ascii_text),
+    "region": Field(_region),
 }
 
 
@@ -184,6 +239,12 @@ def _check_instance(p: Parsed) -> None:
     in 'US-EAST-1'), one of :data:`UPPER_CASE_REGIONS` in upper case."""
     v = p.values
     region = v["region"]
+    if v["provider"] in LOWER_CASE_REGIONS + UPPER_CASE_REGIONS and re.search("[ ,]", region):
+        fixed = region_case(v["provider"], re.sub("[ ,]+", "-", region))
+        example = _REGION_EXAMPLES[v["provider"]]
+        raise p.err(f"region {region!r} holds {'a comma' if ',' in region else 'blanks'}, and {v['provider']} names "
+                    f"its regions without ({example})", later(p, "region", "provider"),
+                    f"Did you mean region: {fixed!r}?")
     if v["provider"] in LOWER_CASE_REGIONS and region != region.lower():
         raise p.err(f"region {region!r} has upper-case letters, and {v['provider']} names its regions in lower case",
                     later(p, "region", "provider"), f"Write region: {region.lower()!r}.")

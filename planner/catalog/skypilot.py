@@ -543,6 +543,32 @@ def _loader_problem(row: Imported) -> str | None:
     return None
 
 
+def source_problem(source: str) -> tuple[str, str | None] | None:
+    """Why the catalog loader would refuse ``source`` as the ``source`` of an imported row, as (problem, the
+    loader's hint or None); None when it reads it: the loader's own check of an entry holding it
+    (planner.catalog.loader.check_entry: a control, bidirectional, invisible or private-use character, a lone
+    surrogate, ...), after its length (at most :data:`planner.catalog.texts.MAX_FREE_TEXT_CHARS` characters,
+    counted in NFC as the loader counts; checked first, as the loader's cap on any text, 32,000 characters, would
+    otherwise answer a longer one with a hint about files). Used for ``--source`` and the default source, so that
+    neither makes an overlay its own loader refuses (h16b #1, 13l, 13m)."""
+    from planner.catalog.loader import check_entry
+    from planner.catalog.texts import MAX_FREE_TEXT_CHARS
+    from planner.core.errors import CatalogError
+    from planner.core.names import composed_length
+
+    count = composed_length(source, MAX_FREE_TEXT_CHARS)
+    if count > MAX_FREE_TEXT_CHARS:
+        return (f"is {count:,} characters long; a catalog row's source is at most {MAX_FREE_TEXT_CHARS:,} characters "
+                "(the catalog loader's cap)", None)
+    row = Imported(id="aws-g6-xlarge", provider="aws", instance="g6.xlarge", gpu="l4", gpu_count=1, vcpus=4,
+                   memory_gib=16.0, usd_per_hour=1.0, region="us-east-1")
+    try:
+        check_entry("instances", _entry_mapping(row, source, "2000-01"))
+    except CatalogError as exc:
+        return exc.problem, exc.hint
+    return None
+
+
 def _imported_problem(row: Imported) -> str | None:
     """Why the catalog loader would refuse ``row`` (planner.catalog.cloud.INSTANCE_FIELDS, the shared
     checks of planner.catalog.schema), or None: a text with a control, bidirectional or line-break
@@ -673,9 +699,24 @@ def yaml_float(x: float) -> str:
     return text
 
 
+#: A character beyond U+FFFF (an emoji, CJK Extension B): JSON writes it as a surrogate pair ('\ud83d\ude00'),
+#: which YAML reads as two lone surrogates (PyYAML decodes each '\u' escape alone).
+_ASTRAL = re.compile("([\U00010000-\U0010ffff])")
+
+
+def yaml_text(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar that the catalog loader reads back as ``text``: JSON's escapes
+    (ASCII only; a character of the Basic Multilingual Plane as '\\u4e2d'), and a character beyond U+FFFF as
+    its 32-bit escape '\\U0001f600' (the YAML 1.1 and 1.2 specifications, "Escape Sequences", production
+    ns-esc-32-bit: ``\\U`` and 8 hexadecimal digits), never as the surrogate pair JSON writes (h16b #1: an emoji
+    in ``--source`` or in the file's path made an overlay that its own loader refused)."""
+    parts = _ASTRAL.split(text)
+    return '"' + "".join(f"\\U{ord(p):08x}" if i % 2 else json.dumps(p)[1:-1] for i, p in enumerate(parts)) + '"'
+
+
 def _entry_lines(r: Imported, source: str, as_of: str) -> list[str]:
     """The lines of ``r``'s entry in an overlay (:func:`overlay_yaml`), with this source text and date."""
-    q = json.dumps
+    q = yaml_text
     out = [f"  - id: {r.id}", f"    provider: {r.provider}", f"    instance: {q(r.instance)}",
            f"    gpu: {r.gpu}", f"    gpu_count: {r.gpu_count}", f"    vcpus: {r.vcpus}",
            f"    memory: {_memory_text(r.memory_gib)} GiB", f"    usd_per_hour: {yaml_float(r.usd_per_hour)}",
@@ -720,4 +761,5 @@ def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: 
 
 __all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "MAX_COLUMNS",
            "MAX_CSV_BYTES", "NUMERIC_COLUMNS", "PROVIDERS", "REQUIRED_COLUMNS", "detect_provider", "gpu_id",
-           "import_file", "is_us", "left_out_lines", "overlay_yaml", "read_rows", "slug"]
+           "import_file", "is_us", "left_out_lines", "overlay_yaml", "read_rows", "slug", "source_problem",
+           "yaml_text"]

@@ -123,6 +123,7 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
     _check_header(path, header)
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
+        _check_separator(path, header)
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
                             f"{','.join(header) or 'empty'})")
     rows: list[dict[str, str]] = []
@@ -203,6 +204,34 @@ def _check_header(path: Path, header: Sequence[str]) -> None:
             raise ImportProblem(f"{path}: line 1: the header names column {_quoted(c)} twice (columns {first[c] + 1} "
                                 f"and {i + 1}), so which one holds the value cannot be told")
         first[c] = i
+
+
+#: Separators other than ',' that a spreadsheet writes in a file it saves as CSV: ';' where the decimal mark is a
+#: comma (LibreOffice and Excel in a German, French, ... locale take the locale's list separator, ';'), a tab
+#: (a "Text (tab-delimited)" file), '|'.
+_OTHER_SEPARATORS = {";": "';' (a semicolon), as a spreadsheet saves CSV where the decimal mark is a comma (its "
+                          "numbers then read 0,8048, which the importer does not take)",
+                     "\t": "a tab, as a tab-delimited text file does",
+                     "|": "'|'"}
+
+
+def _check_separator(path: Path, header: Sequence[str]) -> None:
+    """Refuse a header whose required columns are all there once it is split at another separator than ','
+    (:data:`_OTHER_SEPARATORS`), saying so (h16b 13c: a ';'-separated file saved by a spreadsheet in a German
+    locale was told it had no column InstanceType, while its header held every one).
+
+    Raises:
+        ImportProblem: naming the file, line 1 and the separator, with what to do.
+    """
+    text = ",".join(header)
+    for sep, name in _OTHER_SEPARATORS.items():
+        columns = {c.strip() for c in text.split(sep)}
+        if sep in text and all(c in columns for c in REQUIRED_COLUMNS):
+            raise ImportProblem(f"{path}: line 1: the header separates its columns with {name}; a SkyPilot vms.csv "
+                                "separates them with ','",
+                                hint="Give the provider's vms.csv as SkyPilot publishes it (download it again rather "
+                                     "than saving it from a spreadsheet), or save it with ',' between values and '.' "
+                                     "as the decimal mark, then import it again.")
 
 
 #: One CSV field as Python's csv module reads it (default dialect): an optional quoted part, which runs to the

@@ -87,6 +87,8 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
 
         refuse_shared_folder(path.parent, "the calibration file's folder", "Give --out a file in a folder only you "
                              "can write, or set the folder's sticky bit (chmod +t).")
+    if calibration_file:  # a device or a pipe as --out: said as the output it is, not as an input file
+        refuse_odd_out(path)
     if path.exists():  # the file the result is added to is read now, not after the measurement: one that is not a
         load_calibrations(path)  # calibration file (a report, a manifest, bad YAML) is refused before it starts
     m = run_calibration(workload, steps=steps)
@@ -158,3 +160,27 @@ def calibration_inputs(workload_file: str | None, workload: Any, catalog: Any) -
 
     one = SimpleNamespace(variants=[SimpleNamespace(workload=workload)])
     return run_inputs(SimpleNamespace(file=workload_file or "", workloads=[one]), catalog)
+
+
+def refuse_odd_out(path: Path) -> None:
+    """Refuse a ``calibrate --out`` that exists and is no regular file or folder (a device such as /dev/null, a
+    named pipe, a socket): calibrate reads the file it adds its result to and replaces it, so the line names what
+    the path is and asks for a file (planner.core.infile's words for the kind).
+
+    Raises:
+        DestinationError: naming the path, what it is and what to give.
+    """
+    import stat
+
+    from planner.core.errors import DestinationError
+    from planner.core.infile import _kind
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing (created), or unreadable: said by the checks that follow
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    raise DestinationError(f"{path}: is {_kind(mode)}, not a regular file: calibrate reads the calibration file it "
+                           "adds its result to, then replaces it. Give --out the path of a calibration file (it is "
+                           "created if missing), e.g. --out ./calibration.yaml.")

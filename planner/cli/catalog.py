@@ -243,7 +243,8 @@ def list_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:  # 
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--today", default=None, metavar="YYYY-MM[-DD]",
-              help="Count ages from this date (default: today's date).")
+              help="Count ages from this date (default: today's date); not before the month of the "
+                   "catalog's newest price.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @handle_errors
 def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> None:
@@ -275,7 +276,7 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
             raise click.BadParameter(f"{today!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--today")
     catalog = opts.load_catalog_option(catalog_dir)
     problem = reference_date_problem(catalog, today) if today is not None else None
-    if problem is not None:  # before the catalog's own dates: 0 failed would say nothing
+    if problem is not None:  # before the catalog's newest date: 0 failed would say nothing
         raise click.BadParameter(problem, param_hint="--today")
     findings, ref = check_catalog(catalog, today=today)
     failed = failures(findings)
@@ -360,14 +361,14 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         if problem is not None:
             raise click.BadParameter(f"{problem}; give one line of text, e.g. --source 'SkyPilot catalog, "
                                      f"{date}'", param_hint="--source")
+        _check_source_option(source_text, date)
     out = Path(out_dir)
     # the shipped catalog and the package are never written; a cloud.yaml planner did not write is not replaced
     # the run's inputs: the files read and the --catalog overlay's files (never replaced by its output)
     inputs = [Path(f) for f in files] + _overlay_files(catalog_dir)
     if catalog_dir is not None and _same_dir(catalog_dir, out):
         raise InputError(f"--out {out_dir} is the --catalog overlay this run reads, and an import never "
-                         "replaces its own input", hint="Give --out another directory, then use both with "
-                                                        "--catalog (or merge them by hand).")
+                         "replaces its own input", hint=_own_overlay_hint(catalog_dir))
     check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=inputs)
     _before_import(out, catalog_dir)
     catalog = opts.load_catalog_option(catalog_dir)
@@ -396,6 +397,26 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     for note in rs.notes:
         echo(note, err=True)
     echo(escape_unsafe(f"Wrote {path} ({count} instance(s)); use it with --catalog {out_dir}"))
+
+
+def _own_overlay_hint(catalog_dir: str) -> str:
+    """What to do when ``--out`` is the ``--catalog`` overlay (h16b #12): a run reads one overlay folder
+    (``--catalog`` is given once), so the imported rows go into a new folder holding the overlay's other files,
+    whose GPU ids the rows may name, and that folder is used alone; a ``cloud.yaml`` already in the overlay is not
+    carried over, its entries are to be added by hand."""
+    from pathlib import Path
+
+    from planner.core.names import escape_unsafe
+
+    folder = Path(catalog_dir)
+    names = [p.name for p in _overlay_files(catalog_dir) if p.name != "cloud.yaml" and p.is_file()]
+    names += ["SOURCES.md"] if (folder / "SOURCES.md").is_file() else []
+    shown = escape_unsafe(str(catalog_dir))
+    copy = (f"Copy {shown}'s other files ({', '.join(names)}) into a new folder NEW, import into it with --out NEW "
+            f"--catalog {shown}" if names else f"Import with --out NEW (a new folder) --catalog {shown}")
+    own = (f"; {shown}/cloud.yaml's own entries are not in it: add them to NEW/cloud.yaml by hand"
+           if (folder / "cloud.yaml").is_file() else "")
+    return f"{copy}, then give --catalog NEW alone (a run reads one overlay folder){own}."
 
 
 def _before_import(out: Any, catalog_dir: str | None) -> None:
@@ -499,16 +520,66 @@ def _empty(text: str) -> str:
     return "is empty" if not text else "is blank (white space alone)"
 
 
+def _check_source_option(source_text: str, date: str) -> None:
+    """Refuse a ``--source`` the catalog loader would refuse in the overlay (planner.catalog.skypilot.source_problem:
+    a private-use character, a byte that is not UTF-8, more than 4,000 characters, ...), naming the option, with a
+    hint a command line can follow (h16b 13l, 13m).
+
+    Raises:
+        click.BadParameter: naming --source.
+    """
+    from planner.catalog.skypilot import source_problem
+    from planner.catalog.texts import MAX_FREE_TEXT_CHARS
+
+    example = f"--source 'SkyPilot catalog, {date}'"
+    byte = next((c for c in source_text if "\udc80" <= c <= "\udcff"), None)
+    if byte is not None:  # PEP 383: a byte of the argument that is not UTF-8
+        raise click.BadParameter(f"holds the byte 0x{ord(byte) - 0xDC00:02x}, which is not UTF-8, so no catalog file "
+                                 f"can hold the text; type it in UTF-8, e.g. {example}", param_hint="--source")
+    told = source_problem(source_text)
+    if told is None:
+        return
+    if told[0].startswith("is "):  # its length
+        raise click.BadParameter(f"{told[0]}; give a short one (at most {MAX_FREE_TEXT_CHARS:,} characters) saying "
+                                 f"where the files come from, e.g. {example} or the catalog's URL and commit",
+                                 param_hint="--source")
+    problem = told[0].replace("than the file says", "than typed")  # the loader's words are about a file
+    raise click.BadParameter(f"{problem}; give it without that character, e.g. {example}", param_hint="--source")
+
+
 def _default_source(path: str, date: str) -> str:
-    """The source text an imported row gets without --source."""
-    return f"SkyPilot catalog file {_shown_path(path)} (schema v8, REF:SKY-SCHEMA-v8), read {date}"
+    """The source text an imported row gets without --source.
+
+    Raises:
+        InputError: the path is too long for a source even escaped (over 4,000 characters); the hint is --source.
+    """
+    from planner.catalog.skypilot import source_problem
+    from planner.core.errors import InputError
+    from planner.core.names import escape_unsafe
+
+    text = f"SkyPilot catalog file {_shown_path(path)} (schema v8, REF:SKY-SCHEMA-v8), read {date}"
+    told = source_problem(text)
+    if told is not None:
+        raise InputError(f"{escape_unsafe(_shown_path(path))}: the default source of its rows, which names the file's "
+                         f"path, would be refused by the catalog loader: it {told[0]}",
+                         hint=f"Give the rows a source of your own, e.g. --source 'SkyPilot catalog, {date}'.")
+    return text
 
 
 def _shown_path(path: str) -> str:
-    """A path as text the catalog accepts in a source (:func:`planner.core.names.path_text`)."""
-    from planner.core.names import path_text
+    """A path as text the catalog accepts in a source: :func:`planner.core.names.path_text` (control,
+    bidirectional and invisible characters, bytes that are not UTF-8 escaped: '\\x1b', '\\u202e', '\\xff'), with
+    each character the loader refuses in a text for having no glyph of its own escaped too
+    (:func:`planner.core.names.text_glyph_problem`: a private-use character, such as the U+F022 that macOS's SMB
+    client writes for a ':' in a Windows share's file name, '\\uf022'; an unassigned code point; U+FFFC, U+1D159,
+    U+2800)."""
+    from planner.core.names import path_text, text_glyph_problem
 
-    return path_text(path)
+    text = path_text(path)
+    if text_glyph_problem(text) is None:
+        return text
+    return "".join(c if text_glyph_problem(c) is None else
+                   (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}") for c in text)
 
 
 def _overlay_files(catalog_dir: str | None) -> list[Any]:

@@ -687,6 +687,10 @@ def refuse_repeats(command: click.Command, args: list[str], ctx: click.Context) 
     option, given = found
     shown = escape_unsafe(" ".join(given))
     hint = _REPEAT_HINTS.get(option, f"Give {option} once.")
+    if option == "--format":  # the formats the user gave, joined: what they meant to ask for
+        parts = dict.fromkeys(p.strip() for g in given for p in g.partition(" ")[2].split(",") if p.strip())
+        if parts:
+            hint = f"Give the formats as one comma-separated list: --format {escape_unsafe(','.join(parts))}."
     flag = next((p for p in command.params if isinstance(p, click.Option) and p.is_flag and p.secondary_opts
                  and p.opts and p.opts[0] == option), None)
     if flag is not None:

@@ -44,6 +44,13 @@ _NOT_TAKEN = {
                        "Give --headroom to 'planner estimate --gpu ID' or 'planner fit'."),
         "--calibration": ("it writes the calibration file rather than reading one", "Name the file with --out FILE."),
     },
+    # fit times the request at its answer (planner.api.inputs.card_speed; the API's fit() says the same,
+    # planner.api.inputs.NOT_TAKEN): '--prompt-tokens' would otherwise get "Did you mean '--document-tokens'?"
+    "fit": {o: ("it times no request of your choosing but one at its answer (inference): tokens_per_request output "
+                "tokens (else 256, at most half the context) after a prompt of the rest of the context",
+                "Shape that request with --context (and tokens_per_request in a --workload file), or time a request "
+                "of your own with 'planner estimate --gpu ID --prompt-tokens N --output-tokens N'.")
+            for o in ("--prompt-tokens", "--output-tokens")},
 }
 
 

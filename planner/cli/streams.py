@@ -5,12 +5,14 @@ A shell redirection names its file before planner runs (``planner catalog gpus 1
 runs, :func:`refuse_streams_onto_inputs` compares each of the two streams that is a regular file, by
 device and inode (a hard link or a bind mount of the file is the file), with the files the command's
 options and arguments name (a file, or the files directly inside a folder: an overlay folder, a model
-folder), the files a scenario or workload file reaches (a workload's model folder or config.json, read
-from the file's YAML before the run: planner.api.plans.named_files; the report writer's own list of a
-run's inputs is planner.api.plans.run_inputs, which shares its model paths), the default calibration
-file (estimate reads it, calibrate adds to it), the files directly inside ``--out`` that planner writes there
-(reports, cloud.yaml, the manifest: said as such, not as inputs; a ``plan.txt`` there is not one), and every
-file of the planner package and of the shipped catalog beside it (planner.core.protected.protected_folders).
+folder), the files a scenario or workload file reaches (a workload's model folder or config.json, a hub id's
+cached config.json and the refs/main that names its revision, read from the file's YAML before the run:
+planner.api.plans.named_files; the report writer's own list of a run's inputs is planner.api.plans.run_inputs,
+which shares its model paths), the default calibration file (estimate reads it, calibrate adds to it), the
+files directly inside ``--out`` that planner writes or removes there (reports, cloud.yaml, the manifest, its
+temporary manifests, the files in a staging-named folder: said as such, not as inputs; a ``plan.txt`` there is
+not one), and every file of the planner package and of the shipped catalog beside it
+(planner.core.protected.protected_folders).
 A match is refused before anything is written, as one ``Error:`` line on the other stream (on neither, when
 both streams are such files) and exit status 2. :func:`refuse_streams_early` makes the same check before the
 command line is read, against the package, the catalog, the files the command line names and those its defaults
@@ -77,8 +79,9 @@ def _files(paths: Iterable[Path], walk: bool) -> Iterator[Path]:
 def _reached(params: dict[str, Any]) -> list[Path]:
     """The files a run reads that no option or argument names: those a scenario or workload file reaches
     (each workload's model folder and config.json, a cached Hugging Face config.json:
-    planner.api.plans.named_files), the cached config.json of a ``--model`` hub id, and the default
-    calibration file (planner.validate.calibrate.default_path: estimate reads it, calibrate adds to it)."""
+    planner.api.plans.named_files), the cached config.json of a ``--model`` hub id and the refs/main that names
+    its revision, and the default calibration file (planner.validate.calibrate.default_path: estimate reads it,
+    calibrate adds to it)."""
     from planner.api.plans import model_files, named_files
 
     found: list[Path] = []
@@ -96,17 +99,19 @@ def _reached(params: dict[str, Any]) -> list[Path]:
     return found
 
 
-#: The names of the files planner writes into an output or overlay folder, by suffix (reports, cloud.yaml),
-#: and its manifest: standard output sent onto one of them would be replaced, removed or read as an input.
-_WRITTEN_SUFFIXES = (".xlsx", ".csv", ".json", ".md", ".yaml", ".yml")
-
-
 def _written_here(folders: Iterable[Path]) -> Iterator[Path]:
-    """The files directly inside ``folders`` that planner writes or reads there (:data:`_WRITTEN_SUFFIXES`, the
-    manifest); another file there (``plan.txt``, a log) is no business of planner's."""
-    for f in _files(folders, walk=False):
-        if f.suffix.lower() in _WRITTEN_SUFFIXES or f.name.startswith(".planner-"):
-            yield f
+    """The files directly inside ``folders`` that planner writes, reads or removes there (reports, cloud.yaml,
+    the manifest, its temporaries, the files in a staging-named folder: planner.core.protected.planners_files_in);
+    another file there (``plan.txt``, a log) is no business of planner's."""
+    from planner.core.protected import planners_files_in
+
+    for folder in folders:
+        for f in planners_files_in(folder):
+            try:
+                if f.is_file():
+                    yield f
+            except OSError:
+                continue
 
 
 def refuse_streams_onto_inputs(ctx: click.Context) -> None:

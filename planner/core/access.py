@@ -209,3 +209,116 @@ def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | Non
     return (f"{new}: its permissions or ACL were changed while planner replaced it; the new {what} has the "
             f"narrower of the two settings (mode {after[0]:04o}{', with an ACL' if after[1] is not None else ''})"
             f"{group_note}{group_failed}.")
+
+
+def _owned_regular(paths: Sequence[Path]) -> list[tuple[Path, os.stat_result]]:
+    """Those of ``paths`` that are now regular files of this user, with their stat (not followed)."""
+    out = []
+    for p in paths:
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+            out.append((p, st))
+    return out
+
+
+def _state(fd: int) -> tuple[int, bytes | None, int]:
+    st = os.fstat(fd)
+    return stat.S_IMODE(st.st_mode), _acl_of(fd), st.st_gid
+
+
+def _said(state: tuple[int, bytes | None, int], group: bool) -> str:
+    """'mode 0600, with an ACL, group gid 5' as a note shows what a file was given."""
+    return (f"mode {state[0]:04o}{', with an ACL' if state[1] is not None else ''}"
+            f"{f', group gid {state[2]}' if group else ''}")
+
+
+def recheck_gained(new: Path, ino: int, templates: Sequence[Path], what: str = "report") -> str | None:
+    """After the moves, narrow a report the set gained (``new``, opened by name and checked to be inode ``ino``:
+    planner's) to the set's other reports as they are now (``templates``: those still in the folder, the replaced
+    ones holding their new files): no permission bit or POSIX ACL grant that any of them lacks (:func:`narrower`),
+    and their group where they share one (else no group bits). A set made private (``chmod 600``, ``setfacl``,
+    ``chgrp``) while planner moved it stays private in the report it gained, which got the set's access before
+    the moves (:func:`give_set_access`). Never widens. A note line, or None when nothing changed.
+
+    Raises:
+        OSError: the new file cannot be opened or its permissions set.
+    """
+    theirs = _owned_regular(templates)
+    if not theirs:
+        return None
+    fd = os.open(new, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if os.fstat(fd).st_ino != ino:  # the name holds another file already: it is not planner's to change
+            return None
+        before = _state(fd)
+        bits = before[0]
+        for _, st in theirs:
+            bits &= stat.S_IMODE(st.st_mode)
+        gids = {st.st_gid for _, st in theirs}
+        no_group = len(gids) > 1
+        if len(gids) == 1 and before[2] not in gids:
+            try:
+                os.fchown(fd, -1, next(iter(gids)))
+            except OSError:
+                no_group = True  # a group planner cannot give: no group may read it
+        if no_group:
+            bits &= ~0o070
+        acl = parse_acl(before[1], before[0])
+        for path, st in theirs:
+            acl = narrower(acl, parse_acl(_acl_of(path), stat.S_IMODE(st.st_mode)))
+        acl = narrower(acl, parse_acl(None, bits))
+        if no_group:
+            acl[(GROUP_OBJ, _NO_ID)] = 0
+        apply(fd, acl, bits & ~0o777)
+        after = _state(fd)
+    finally:
+        os.close(fd)
+    if after == before:
+        return None
+    return (f"{new}: the set's other reports were made more private (permissions, ACL or group) while planner moved "
+            f"them into place; the new {what}, which the set gained, has the narrowest of their settings "
+            f"({_said(after, after[2] != before[2])}).")
+
+
+def carry_back(came_out: Path, put_back: Path, left: tuple[int, bytes | None, int], ino: int) -> str | None:
+    """The previous set is being put back: ``came_out`` is planner's new report, swapped back out of ``put_back``'s
+    name, which planner left as ``left`` (mode, ACL, group); a ``chmod``/``setfacl``/``chgrp`` the user made on it
+    meanwhile was made on that name, so it is carried onto the previous file put back (opened by name, checked to
+    be inode ``ino``): the narrower of its own mode and ACL and the user's (:func:`narrower`), and the group the
+    user gave. A change that would let more users read it is not carried, and said. A note line, or None when
+    the user changed nothing.
+
+    Raises:
+        OSError: the files cannot be read or the permissions set.
+    """
+    st = os.lstat(came_out)
+    now = (stat.S_IMODE(st.st_mode) & KEPT_MODE_BITS, _acl_of(came_out), st.st_gid)
+    if now == left:
+        return None
+    fd = os.open(put_back, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if os.fstat(fd).st_ino != ino:
+            return None
+        before = _state(fd)
+        group_failed = ""
+        if now[2] != left[2] and before[2] != now[2]:
+            try:
+                os.fchown(fd, -1, now[2])
+            except OSError as exc:
+                group_failed = (f"; its group was changed to gid {now[2]}, which planner cannot give it "
+                                f"({exc.strerror or exc}): run chgrp on it again")
+        apply(fd, narrower(parse_acl(before[1], before[0]), parse_acl(now[1], now[0])), before[0] & now[0] & ~0o777)
+        after = _state(fd)
+    finally:
+        os.close(fd)
+    if after == before and now[:2] != left[:2]:
+        return (f"{put_back}: its permissions or ACL were changed while planner was replacing it, to let more users "
+                f"read it; the previous report put back keeps its own setting ({_said(after, False)}){group_failed}. "
+                "Change it again if that was meant.")
+    if after == before:
+        return f"{put_back}: {group_failed[2:]}." if group_failed else None
+    return (f"{put_back}: its permissions, ACL or group were changed while planner was replacing it; the previous "
+            f"report put back has that change too ({_said(after, after[2] != before[2])}){group_failed}.")

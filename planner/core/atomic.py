@@ -37,6 +37,15 @@ KEPT_MODE_BITS = 0o1777
 _TMP_NAME_BYTES = 200
 
 
+def not_a_folder(path: Path, mode: int) -> DestinationError:
+    """The refusal of an ``--out`` that exists and is no folder, saying what it is (a file, a named pipe, a
+    device: planner.core.infile's words), with the hint to give a directory."""
+    from planner.core.infile import _kind
+
+    kind = _kind(mode) or "a file"
+    return DestinationError(f"{path}: is {kind}, not a directory. Give --out a directory (it is created if missing).")
+
+
 def ensure_dir(directory: Path, created: list[Path] | None = None) -> Path:
     """Create ``directory`` (and its parents) if needed; ``created``, if given, gets the folders made,
     outermost first (for the caller to remove again, when empty, if the run fails).
@@ -47,7 +56,7 @@ def ensure_dir(directory: Path, created: list[Path] | None = None) -> Path:
     d = Path(directory)
     try:
         if d.exists() and not d.is_dir():
-            raise DestinationError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
+            raise not_a_folder(d, os.stat(d).st_mode)
         # the missing folders, outermost first, made one by one: Path.mkdir(parents=True) and os.makedirs
         # recurse once per level, past Python's recursion limit for an --out 1,200 folders deep
         missing = []

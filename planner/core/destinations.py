@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.core.atomic import own_file_sha256, refuse_read_only
+from planner.core.atomic import not_a_folder, own_file_sha256, refuse_read_only
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import MANIFEST, read_manifest
 from planner.core.protected import refuse_protected
@@ -64,7 +64,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
         raise DestinationError(f"{out}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     if st is not None and not stat.S_ISDIR(st.st_mode):
-        raise DestinationError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
+        raise not_a_folder(out, st.st_mode)
     if st is not None:
         refuse_shared_folder(out, "the output folder", _SHARED_HINT, st=st)
     manifest = read_manifest(out) if st is not None else {}
@@ -133,6 +133,13 @@ def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:
     entry = manifest.get(name)
     if entry is None:
         return None
+    sizes = entry.get("bytes")  # a size none of those planner wrote: changed, known without reading it
+    if isinstance(sizes, list) and len(sizes) == len(entry["sha256"]) and all(type(b) is int for b in sizes):
+        try:
+            if os.lstat(out / name).st_size not in sizes:
+                return None
+        except OSError:
+            return None
     digest = own_file_sha256(out / name)  # another user's file, or a link, is never planner's
     return entry["set"] if digest is not None and digest in entry["sha256"] else None
 
@@ -197,15 +204,22 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
         return
     _not_another_sets(out, name, manifest, set_name)
     why = "changed since planner wrote it" if name in manifest else "not a file planner wrote there"
+    hint = ""
     try:
-        if os.lstat(path).st_uid != os.geteuid():
+        st = os.lstat(path)
+        if st.st_uid != os.geteuid():
             why = "another user's file"
+        elif not stat.S_ISREG(st.st_mode):  # a link (even to a copy), a folder, a pipe: planner writes none
+            why = "not a regular file (a folder, a link or a pipe), which planner never writes"
+        elif name in manifest and not os.access(path, os.R_OK):
+            why = "a file planner cannot read (no read permission), so it cannot tell it is the report it wrote"
+            hint = f" Give it read permission again (chmod u+r {path}),"
     except OSError:
         pass
     listed = (f" (see {out / MANIFEST})" if (out / MANIFEST).is_file() else
               f" ({out} has no {MANIFEST}, the list of files planner wrote there)")
     raise DestinationError(f"{path}: is {why}{listed}, and planner never replaces or removes such a "
-                      "file. Move it away or give another --out.")
+                      f"file.{hint or ''} {'move' if hint else 'Move'} it away or give another --out.")
 
 
 def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> None:

@@ -60,6 +60,7 @@ class Entry:
         error: type[InputError] = InputError,
         line: int | None = None,
         refuse_null: bool | None = None,
+        via: tuple[str, str, int, int, int | None] | None = None,
     ) -> None:
         self.data = data
         self.file = file
@@ -67,6 +68,9 @@ class Entry:
         self.error_cls = error
         self._line = getattr(data, "line", None) or line
         self.refuse_null = issubclass(error, ScenarioError) if refuse_null is None else refuse_null
+        # the entry lies inside a key a merge key brought into an entry above it (planner.core.yamlio.LineDict
+        # .merged): as Entry.merged_via gives it
+        self.via = via
 
     # ----- locations and errors -------------------------------------------------------
     def key_path(self, key: str | None) -> str | None:
@@ -80,9 +84,54 @@ class Entry:
             return lines[key]
         return self._line
 
-    def error(self, problem: str, key: str | None = None, hint: str | None = None) -> InputError:
-        """An error of this entry's kind, located at ``key`` (or the entry itself)."""
-        return self.error_cls(problem, file=self.file, line=self.line_of(key), entry=self.key_path(key), hint=hint)
+    def error(self, problem: str, key: str | None = None, hint: str | None = None, *,
+              overridable: bool = True) -> InputError:
+        """An error of this entry's kind, located at ``key`` (or the entry itself).
+
+        A key a merge key brought in (``<<: *anchor``; :meth:`merged_via`), or a value inside one, is located at
+        that ``<<`` line, the merging entry's own, and the problem names the line the key is written on (the
+        anchor's, in another entry); the hint says that YAML cannot unset a merged key: override it beside ``<<``
+        or merge a mapping without it. A hint to remove the key is dropped ('Remove it or set task: train' keeps
+        'set task: train'; a hint about removing a character stays): removing the key from the anchor would change
+        the entry that wrote it (h16b #9).
+        ``overridable`` false: no value of the key fits here (an unknown key, an option of the other task), so the
+        hint names only merging a mapping without it.
+        """
+        via = self.merged_via(key)
+        if via is None:
+            return self.error_cls(problem, file=self.file, line=self.line_of(key), entry=self.key_path(key), hint=hint)
+        where, merged_key, merge_line, written, listed = via
+        item = f", an item of the list on line {listed} that '<<' names" if listed is not None else ""
+        note = (f"{where or 'the document'} does not write {merged_key!r}: '<<' on line {merge_line} merges it from "
+                f"line {written}{item}")
+        fix = f"write {merged_key}: beside '<<' on line {merge_line} to override it"
+        if merged_key != key or where != self.path:
+            note += f"; this value is on line {self.line_of(key)}"
+            fix = f"write {merged_key}: beside '<<' on line {merge_line}, whole, to override it"
+        merged_hint = ((f"YAML cannot unset a merged key: {fix}, or merge a mapping without it (or do not merge)"
+                        if overridable else "YAML cannot unset a merged key, and no value of it fits here: merge a "
+                        "mapping without it, or do not merge")
+                       + ("; '<<' merges every mapping of a list it names, so name one mapping (an &anchor on it)"
+                          if listed is not None else ""))
+        if hint and hint.startswith("Remove it or "):
+            hint = f"{merged_hint}; or {hint[len('Remove it or '):]}"
+        elif hint and not hint.startswith(("Remove it.", f"Remove {key!r}", f"Remove {key}:")):  # removing the key
+            hint = f"{merged_hint}. {hint}"
+        else:
+            hint = f"{merged_hint}."
+        return self.error_cls(f"{problem} ({note})", file=self.file, line=merge_line, entry=self.key_path(key),
+                              hint=hint)
+
+    def merged_via(self, key: str | None) -> tuple[str, str, int, int, int | None] | None:
+        """Whether ``key`` (None: this entry) came through a merge key (``<<: *anchor``) rather than being written
+        where it is read: (the path of the entry that merges it, the merged key, the line of the ``<<``, the line
+        the merged key is written on, the line of the anchored list ``<<`` names or None); a key merged into this
+        entry first, else the one above it that this entry lies in (:attr:`via`); None when written here."""
+        merged = getattr(self.data, "merged", None)
+        if key is not None and merged and key in merged:
+            merge_line, listed = merged[key]
+            return self.path, key, merge_line, self.line_of(key) or merge_line, listed
+        return self.via
 
     # ----- structure ------------------------------------------------------------------
     def check_keys(self, allowed: Iterable[str], required: Iterable[str] = (),
@@ -108,7 +157,8 @@ class Entry:
                 problem, hint = _not_a_choice(key, allowed, "is an unknown key", lead="")
                 if hint is None or not hint.startswith("Did you mean"):
                     hint = "Valid keys: " + ", ".join(sorted(allowed)) + "."
-                raise self.error(problem.replace(f"{key!r} is an unknown key", f"unknown key {key!r}", 1), key, hint)
+                raise self.error(problem.replace(f"{key!r} is an unknown key", f"unknown key {key!r}", 1), key, hint,
+                                 overridable=False)
         for key in required:
             if key not in self.data:
                 raise self.error(f"missing required key {key!r}", None, (hints or {}).get(key))
@@ -165,7 +215,7 @@ class Entry:
         if not isinstance(value, Mapping):
             raise self.error(f"must be a mapping of keys to values, not {_kind(value)}", key)
         return Entry(value, file=self.file, path=self.key_path(key) or "", error=self.error_cls, line=self.line_of(key),
-                     refuse_null=self.refuse_null)
+                     refuse_null=self.refuse_null, via=self.merged_via(key))
 
     def children(self, key: str, default: Any = _MISSING) -> list[Entry]:
         """The list of mappings under ``key`` as Entries."""
@@ -178,6 +228,7 @@ class Entry:
         out = []
         lines = getattr(value, "lines", [])
         where = self.key_path(key)  # once for the list, not per item
+        via = self.merged_via(key)
         for i, item in enumerate(value):
             path = f"{where}[{i}]"
             line = lines[i] if i < len(lines) else self.line_of(key)
@@ -186,7 +237,7 @@ class Entry:
                     f"must be a mapping of keys to values, not {_kind(item)}", file=self.file, line=line, entry=path
                 )
             out.append(Entry(item, file=self.file, path=path, error=self.error_cls, line=line,
-                             refuse_null=self.refuse_null))
+                             refuse_null=self.refuse_null, via=via))
         return out
 
     # ----- scalars --------------------------------------------------------------------

@@ -18,7 +18,10 @@ where the caller installed no handler, SIGTERM and the rest at their default act
 once the run has cleaned up and said what it did, :func:`release` unblocks it and it takes its default action
 (the process ends by that signal, as it would have). Known limit: only the main thread blocks them, and a
 signal sent to the process goes to any thread that does not block it (numpy's BLAS worker threads), so a
-``kill`` of one without a handler can still end the run part-way; one sent to the main thread is held.
+``kill`` of one without a handler can still end the run part-way; one sent to the main thread is held. A Python
+handler the program installed (the API's caller) runs in the main thread whichever thread the signal landed on, so
+one that lands on a BLAS thread runs mid-block; planner does not swap the program's handlers for the block (a
+library call changes no process-wide setting, even for a moment: tests/test_global_state.py).
 
 Known limit: glibc keeps the signals 32 and 33 for itself (Linux man-pages ``signal(7)``, "Real-time signals":
 "the glibc POSIX threads implementation internally uses two (for NPTL) ... real-time signals", and adjusts

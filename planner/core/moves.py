@@ -30,8 +30,8 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.core import renames
-from planner.core.access import recheck_after_swap
-from planner.core.atomic import own_file_sha256 as _sha256
+from planner.core.access import carry_back, recheck_after_swap, recheck_gained
+from planner.core.atomic import KEPT_MODE_BITS, _acl_of, own_file_sha256 as _sha256
 from planner.core.errors import OutputError
 
 
@@ -39,10 +39,28 @@ class Changed(Exception):
     """What a name held when planner moved it was not the report planner checked (or, ``created``, a name
     that held nothing when checked held a file when planner placed its own)."""
 
-    def __init__(self, name: str, *, created: bool = False) -> None:
+    def __init__(self, name: str, *, created: bool = False, what: str = "edit") -> None:
         super().__init__(name)
         self.name = name
         self.created = created
+        #: what came out instead: "edit" (other bytes), "unreadable" (a chmod took planner's read permission),
+        #: "kind" (a folder, a link or a pipe)
+        self.what = what
+
+
+def _what_came_out(path: Path) -> str:
+    """What :class:`Changed` says of ``path``, which is not the report planner checked."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "edit"
+    if not stat.S_ISREG(st.st_mode):
+        return "kind"
+    if st.st_uid == os.geteuid() and not os.access(path, os.R_OK):
+        return "unreadable"
+    return "edit"
 
 
 @dataclass
@@ -55,6 +73,11 @@ class _Moves:
     swap: bool | None = None  # None: not tried yet; False: this file system cannot swap
     #: a file someone saved meanwhile, kept in the staging folder when undoing found it there
     saved: list[tuple[str, Path]] = field(default_factory=list)
+    #: name -> how planner left the new report it swapped in (mode, ACL, group) and the previous file's inode:
+    #: a change the user makes on that name before the set is put back is carried onto the previous file
+    left: dict[str, tuple[tuple[int, bytes | None, int], int]] = field(default_factory=dict)
+    #: what putting the set back carried over or could not, one line each, for the error line
+    notes: list[str] = field(default_factory=list)
 
 
 def _noreplace(src: Path, dst: Path, moves: _Moves) -> None:
@@ -75,12 +98,15 @@ def _place(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves)
                 moves.swap = True
                 moves.steps.append(("swapped", name, staged))  # the previous file is now under the staged name
                 if _sha256(staged) not in manifest.get(name, {}).get("sha256", []):
-                    raise Changed(name)
+                    # a name that held nothing when planner checked it (a report the set gains): created meanwhile
+                    raise Changed(name, created=name not in getattr(rs, "copied", {name: None}),
+                                  what=_what_came_out(staged))
                 copied = getattr(rs, "copied", {}).get(name)
                 if copied is not None:  # a chmod/setfacl/chgrp made since they were copied: not undone
                     note = recheck_after_swap(staged, dst, copied[:2], copied[2], copied[3])
                     if note is not None:
                         rs.notes.append(note)
+                _remember(moves, name, dst, staged)
                 return
             if swapped is False:
                 moves.swap = False
@@ -107,7 +133,7 @@ def _take_away(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Mo
     os.rename(rs.out / name, backup)  # what moves is what the name held at that instant
     moves.steps.append(("taken", name, backup))
     if _sha256(backup) not in manifest.get(name, {}).get("sha256", []):
-        raise Changed(name)
+        raise Changed(name, what=_what_came_out(backup))
 
 
 def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
@@ -129,6 +155,14 @@ def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
                 continue
             if _sha256(kept) != digests.get(name):  # what came out is not planner's new file: a later save
                 moves.saved.append((name, kept))
+            elif name in moves.left:  # a chmod/setfacl/chgrp the user made on the new report is not undone
+                try:
+                    note = carry_back(kept, dst, *moves.left[name])
+                except OSError as exc:
+                    note = (f"{dst}: planner could not tell whether its permissions were changed while it was being "
+                            f"replaced ({exc.strerror or exc}); check them.")
+                if note is not None:
+                    moves.notes.append(note)
         elif how == "replaced":
             os.replace(kept, dst)
         elif how == "placed":
@@ -193,10 +227,20 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
             name, where = moves.saved[0]
             kept = (f" Another file that took the name {name} meanwhile is kept in {where}; planner removes "
                     "nothing there.")
+        kept += "".join(f" {note}" for note in moves.notes)  # a permission change carried onto the set put back
         if isinstance(exc, Changed) and exc.created:
             raise OutputError(f"{rs.out / exc.name}: was created while planner was writing the reports (by another "
                               "program); it was left as it is, and the previous set as it was: nothing was "
                               "replaced. Move the file away (or give another --out) and run again." + kept) from None
+        if isinstance(exc, Changed) and exc.what == "unreadable":
+            raise OutputError(f"{rs.out / exc.name}: its permissions were changed while planner was replacing it, so "
+                              "that planner cannot read it to check it is the report it wrote; it was put back as it "
+                              "is, and the rest of the previous set as it was: nothing was replaced. Give it read "
+                              f"permission again (chmod u+r {rs.out / exc.name}) and run again." + kept) from None
+        if isinstance(exc, Changed) and exc.what == "kind":
+            raise OutputError(f"{rs.out / exc.name}: was replaced by a folder, a link or a pipe while planner was "
+                              "replacing it; that was put back as it is, and the rest of the previous set as it was: "
+                              "nothing was replaced. Move it away and run again." + kept) from None
         if isinstance(exc, Changed):
             raise OutputError(f"{rs.out / exc.name}: was changed while planner was replacing it (an edit saved "
                               "meanwhile); it was put back with that change, and the rest of the previous set as "
@@ -209,7 +253,36 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
                               f"that file{hint} and the directory, and run again." + kept) from None
         raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); the previous set was put "
                           "back as it was. Check the directory and run again." + kept) from None
+    _recheck_gained(rs, removed, moves)
+    rs.previous = [step for step in moves.steps if step[2] is not None]  # for finish_removal
     return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]
+
+
+def _remember(moves: _Moves, name: str, dst: Path, staged: Path) -> None:
+    """Note how planner left the new report it swapped in at ``dst`` (mode, ACL, group) and the inode of the
+    previous file now at ``staged``, for :func:`planner.core.access.carry_back` if the set is put back."""
+    try:
+        st, old = os.lstat(dst), os.lstat(staged)
+    except OSError:
+        return
+    moves.left[name] = ((st.st_mode & KEPT_MODE_BITS, _acl_of(dst), st.st_gid), old.st_ino)
+
+
+def _recheck_gained(rs: Any, removed: list[str], moves: _Moves) -> None:
+    """Narrow each report the set gained to the set's reports as they are now that every move is done
+    (:func:`planner.core.access.recheck_gained`: the user may have made the set private meanwhile); a note says so."""
+    gained = getattr(rs, "gained", {})
+    templates = [t for t in getattr(rs, "_templates", []) if t.name not in removed]
+    for how, name, _ in moves.steps:
+        if how != "placed" or name not in gained or not templates:
+            continue
+        try:
+            note = recheck_gained(rs.out / name, gained[name], templates)
+        except OSError as exc:
+            note = (f"{rs.out / name}: planner could not check it against the set's other reports after the moves "
+                    f"({exc.strerror or exc}); check who can read it.")
+        if note is not None:
+            rs.notes.append(note)
 
 
 def _where_now(rs: Any, moves: _Moves) -> str:
@@ -237,3 +310,91 @@ def _keep(rs: Any, mark: str) -> None:
         os.unlink(rs._staging / mark)  # a folder without planner's mark is left whole
     except OSError:
         pass
+
+
+def finish_removal(rs: Any, manifest: dict[str, dict], removed: list[str], mark: str) -> list[str]:
+    """Once the set is in place, remove the previous files the moves kept in the staging folder
+    (``rs.previous``: the replaced reports that came out of a swap, the stale ones taken away), each only after
+    hashing it again, through the descriptor that then unlinks it: a program that held one open (``tee -a``, an
+    editor writing in place) may have written to it since the moves hashed it. One that changed is kept: a stale
+    report put back at its name (no longer listed as planner's), another left in the staging folder, which is
+    then kept; a note says which. A write that lands between that hash and the unlink is found by the file's size
+    and modification time, read again through the same descriptor, and its bytes are saved beside it (kept the
+    same way). A write made after the unlink goes to a removed file, as after ``rm``: a known limit.
+
+    Args:
+        manifest: the manifest read before the moves (the previous files' SHA-256).
+        removed: the stale reports taken away.
+        mark: the staging folder's mark file (removed when the folder must be kept).
+
+    Returns:
+        ``removed`` less the stale reports put back because they changed.
+    """
+    put_back: list[str] = []
+    for how, name, kept in rs.previous:
+        assert kept is not None
+        try:
+            left = _unlink_if_unchanged(kept, manifest.get(name, {}).get("sha256", []))
+        except OSError as exc:
+            left = kept
+            why = f" ({exc.strerror or exc})"
+        else:
+            why = ""
+        if left is None:
+            continue
+        if how == "taken" and left == kept:
+            try:
+                renames.place_new(kept, rs.out / name)
+                put_back.append(name)
+                rs.notes.append(f"Kept {rs.out / name}: it was written to (by a program that held it open) after "
+                                "planner took it away as a stale report, so it was put back with that change; planner "
+                                "no longer lists it as its report.")
+                continue
+            except OSError:
+                pass
+        _keep(rs, mark)
+        what = "the stale report removed" if how == "taken" else "the previous report replaced"
+        rs.notes.append(f"Kept {left}: {what} at {rs.out / name} was written to (by a program that held it open) "
+                        f"after planner moved it away{why}; planner removes nothing in {left.parent}. Check it and "
+                        "remove it yourself.")
+    return [n for n in removed if n not in put_back]
+
+
+def _unlink_if_unchanged(path: Path, expected: list[str]) -> Path | None:
+    """Unlink ``path`` if its SHA-256 (read through one descriptor) is still one of ``expected``: None. Else the
+    path of what is kept: ``path`` itself (changed before the unlink), or a copy of its bytes saved beside it
+    (``<path>.written``: a write that landed between the hash and the unlink, seen by the size and
+    modification time read again through the same descriptor). A file already gone: None.
+
+    Raises:
+        OSError: the file cannot be read, or the copy cannot be written.
+    """
+    import hashlib
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    try:
+        st = os.fstat(fd)
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        if digest.hexdigest() not in expected:
+            return path
+        os.unlink(path)
+        now = os.fstat(fd)
+        if (now.st_size, now.st_mtime_ns) == (st.st_size, st.st_mtime_ns):
+            return None
+        copy = path.with_name(path.name[:200] + ".written")
+        out = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            offset = 0
+            while chunk := os.pread(fd, 1 << 20, offset):
+                os.write(out, chunk)
+                offset += len(chunk)
+        finally:
+            os.close(out)
+        return copy
+    finally:
+        os.close(fd)

@@ -129,11 +129,35 @@ def is_protected_file(fd: int) -> bool:
 _SET_SUFFIXES = (".xlsx", ".csv", ".json", ".md", ".yaml", ".yml")
 
 
+def planners_files_in(out: Path | str) -> list[Path]:
+    """The files directly in the output folder ``out`` that a run may write, replace or remove: reports and
+    cloud.yaml (by suffix), the manifest and every name of planner's own (``.planner-*``, its temporary manifests
+    ``..planner-*``), and the files directly inside a staging-named folder there (``.planner-staging-*``: a dead
+    run's, whose listed files and mark the next run removes). [] when ``out`` cannot be read."""
+    try:
+        names = os.listdir(out)
+    except (OSError, ValueError, TypeError):
+        return []
+    found = []
+    for n in names:
+        path = Path(out) / n
+        if n.startswith((".planner-", "..planner-")) or n.lower().endswith(_SET_SUFFIXES):
+            found.append(path)
+        if n.startswith(".planner-staging"):
+            try:
+                if stat.S_ISDIR(os.lstat(path).st_mode):  # a folder there, not a link to one elsewhere
+                    found += [path / c for c in os.listdir(path)]
+            except (OSError, ValueError):
+                continue
+    return found
+
+
 def stream_into_planners_files(stream: Any, out: Path, inputs: Iterable[str | Path] = ()) -> bool:
     """Whether ``stream`` (the Python API caller's standard error) writes into a file planner must not write into:
-    a file of its package or shipped catalog (:func:`is_protected_file`), one of the run's ``inputs``, or a report,
-    cloud.yaml or manifest directly in ``out`` (by device and inode). The command line refuses such a stream before
-    it starts (planner.cli.streams); the API has no say over its caller's streams, so a line it would print there
+    a file of its package or shipped catalog (:func:`is_protected_file`), one of the run's ``inputs``, or a file in
+    ``out`` that the run may write or remove (:func:`planners_files_in`; by device and inode). The command line
+    refuses such a stream before it starts (planner.cli.streams); the API has no say over its caller's streams, so
+    a line it would print there
     (planner.core.reportset.ReportSet: "Interrupted by SIGTERM ...") is not printed at all. False for a stream that
     is no regular file of the system's (a terminal, a pipe, a test's buffer)."""
     import io
@@ -147,12 +171,7 @@ def stream_into_planners_files(stream: Any, out: Path, inputs: Iterable[str | Pa
         return False
     if is_protected_file(fd):
         return True
-    try:
-        here = [Path(out) / n for n in os.listdir(out)
-                if n.startswith(".planner-") or n.lower().endswith(_SET_SUFFIXES)]
-    except (OSError, ValueError):
-        here = []
-    for path in [*map(Path, inputs), *here]:
+    for path in [*map(Path, inputs), *planners_files_in(out)]:
         try:
             other = os.stat(path)
         except (OSError, ValueError):

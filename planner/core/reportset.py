@@ -19,13 +19,16 @@ that empties it, else it is left and said (:attr:`ReportSet.notes`); the previou
 there (``N.old``) are listed in the mark before they are made. Planner's own temporary manifests
 (``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
 start of one: :func:`planner.core.manifest.is_manifest_tmp`) are removed and said; another file of that name is kept and said.
+Never removed as a leftover: a file that is this run's own standard output or error (by device and inode: a
+redirection onto such a name, :func:`_own_stream`), and a staging-named folder that is, or holds, the temporary
+folder (``TMPDIR``: planner.core.tempdir.temp_within); each is left and said.
 
 A report that exists and is read-only (no write permission bit) is not replaced or removed: the
 set is refused with one line before anything is moved.
 
 Only files planner wrote are replaced or removed, known by what planner wrote rather than by their
 names: the manifest ``OUT/.planner-reports.json`` (:data:`MANIFEST`) lists each report planner moved
-into the folder, its SHA-256 and the report set it belongs to (``plan <stem>``, ``compare <stem>``).
+into the folder, its SHA-256, its size in bytes and the report set it belongs to (``plan <stem>``, ``compare <stem>``).
 A file in the way that the manifest does not list, or whose bytes changed since (edited, or written by
 another program), or that belongs to another report set, is never replaced: the set is refused with one
 line naming it; a stale report that is not planner's is left where it is, and said. A report set is
@@ -80,6 +83,7 @@ from planner.core.manifest import (MANIFEST, MANIFEST_MAX_BYTES, MANIFEST_TMP, i
 from planner.core.protected import refuse_protected, stream_into_planners_files  # refuse_protected: re-exported
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
+from planner.core.tempdir import temp_folder, temp_within
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
 from planner.core.names import escape_unsafe
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _not_another_sets, _owned_or_refused,
@@ -136,6 +140,8 @@ class ReportSet:
         self._keep_staging = False
         self._templates: list[Path] = []  # the set's reports now there, whose group and ACLs a gained one gets
         self.copied: dict[str, tuple[int, bytes | None, int, int]] = {}  # name -> mode, ACL, inode, gid when staged
+        self.gained: dict[str, int] = {}  # name -> inode of a staged report the set gains (rechecked after the moves)
+        self.previous: list[tuple[str, str, Path | None]] = []  # the moves' steps that kept a previous file
         self._recorded: list[str] = []
         self._made: list[Path] = []  # the folders this run created for --out (removed again if left empty)
         #: the stale files :meth:`commit` removed
@@ -369,8 +375,10 @@ class ReportSet:
         files = {n: e for n, e in manifest.items() if _lexists(self.out / n)}
         # before the moves, the manifest knows the new files as well as the old (a crash part-way leaves
         # files planner still recognises); after them, only what is there
-        during = {**files, **{n: {"sha256": [digests[n], *files.get(n, {}).get("sha256", [])][:2],
-                                  "set": self.set_name} for n in self._names}}
+        sizes = {n: os.lstat(self._staging / n).st_size for n in self._names}
+        during = {**files, **{n: _entry(self.set_name, digests[n], sizes[n], files.get(n)) for n in self._names}}
+        from planner.core.moves import finish_removal
+
         done: list[Path] = []
         try:
             with held(self.guard):
@@ -378,7 +386,7 @@ class ReportSet:
                 done = self._move(removed, manifest, digests)
                 self._committed = True  # the new set is in place, whole: nothing below undoes that
                 after = {n: e for n, e in during.items() if n not in removed}
-                after.update({n: {"sha256": [digests[n]], "set": self.set_name} for n in self._names})
+                after.update({n: _entry(self.set_name, digests[n], sizes[n]) for n in self._names})
                 try:
                     write_manifest(self.out, after)
                 except OutputError as exc:
@@ -387,6 +395,7 @@ class ReportSet:
                     self.notes.append(f"The reports are in place, but the manifest was not brought up to date: {exc} "
                                       "It still lists the previous reports' hashes beside the new ones, which the "
                                       "next run into this folder clears.")
+                removed = finish_removal(self, manifest, removed, STAGING_MARK)  # what changed since is kept
                 fsync_dir(self.out)
         except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
             if self._committed:
@@ -443,6 +452,7 @@ class ReportSet:
             if old is None:
                 assert narrow is not None and self._templates
                 give_set_access(fd, self._templates, narrow, self.out / name)
+                self.gained[name] = os.fstat(fd).st_ino
                 return
             acl = _acl_of(self.out / name)  # read first: a change after this is found after the swap (moves)
             keep_access(fd, old, self.out / name, self.out / name)
@@ -479,8 +489,7 @@ class ReportSet:
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 os.close(fd)
-                raise OutputError(f"{self.out}: another planner run is writing reports into this directory (it holds "
-                                  "the directory's lock). Wait for it to finish, or give another --out.") from None
+                raise OutputError(lock_held(self.out)) from None
             # a file system without flock on directories: run unlocked rather than not at all
         self._lock_fd = fd
         self._same_folder()
@@ -519,9 +528,13 @@ class ReportSet:
             entries = list(os.scandir(self.out))
         except OSError:
             return
+        temp = temp_folder()  # a TMPDIR named like a staging folder is the user's, never removed
         for e in entries:
             try:
-                if MANIFEST_TMP.fullmatch(e.name):
+                if MANIFEST_TMP.fullmatch(e.name) and _own_stream(e.path):
+                    self.notes.append(f"Kept {e.path}: it is this run's standard output or error, not a file an "
+                                      "earlier planner run left.")
+                elif MANIFEST_TMP.fullmatch(e.name):
                     if is_manifest_tmp(Path(e.path)):
                         os.unlink(e.path)
                         self.notes.append(f"Removed {e.path}, a temporary file an earlier planner run left when it "
@@ -531,12 +544,33 @@ class ReportSet:
                                           "is not one planner wrote (not this user's, or not a report manifest); "
                                           "check it and remove it yourself.")
                 elif e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False):
+                    if temp is not None and temp_within(temp, Path(e.path)) is not None:
+                        self.notes.append(f"Left {e.path}: it is the temporary folder (TMPDIR), or holds it, so "
+                                          "it is not a folder a stopped planner run left.")
+                        continue
                     held = _files_in(Path(e.path))
                     left = _clear_staging(Path(e.path))
                     if held or left:
                         self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left))
             except OSError:
                 continue
+
+
+def _entry(set_name: str, digest: str, size: int, old: dict | None = None) -> dict:
+    """The manifest entry of a report planner moves into place: its SHA-256 and size in bytes first, then (in the
+    manifest written before the moves) the previous file's, from ``old``, its entry. The sizes (``bytes``) are
+    listed only where every hash has one (an entry of an earlier version has none): a file whose size is none of
+    them is changed, which planner then knows without hashing it (:func:`planner.core.destinations._owner`)."""
+    old = old or {}
+    hashes = [digest, *old.get("sha256", [])][:2]
+    entry: dict = {"sha256": hashes, "set": set_name}
+    before = old.get("bytes")
+    if len(hashes) == 1:
+        entry["bytes"] = [size]
+    elif isinstance(before, list) and len(before) == len(old.get("sha256", [])) \
+            and all(type(b) is int for b in before):
+        entry["bytes"] = [size, *before][:2]
+    return entry
 
 
 #: The first line of a staging folder's mark; the names staged there follow, one JSON string a line.
@@ -582,6 +616,36 @@ def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> s
             f"yourself.{removed_from.replace(' planner', ' Planner', 1)}")
 
 
+def lock_held(out: Path) -> str:
+    """The line for an output folder whose lock another process holds: most often another planner run, but any
+    process that can open the folder (another user's, where others can read it) can take a ``flock`` on it, so
+    the line says what is known and how to find the holder (fuser, lsof: they list processes that have it open)."""
+    from shlex import quote
+
+    shown = escape_unsafe(str(out))
+    return (f"{shown}: another process holds this directory's lock (another planner run writing reports into it, "
+            "or any program of any user who can read the folder). Wait for it to finish, find it with "
+            f"fuser -v {quote(shown)} or lsof {quote(shown)}, or give another --out (a private one: chmod 700).")
+
+
+def _own_stream(path: str | Path) -> bool:
+    """Whether ``path`` is this process's standard output or standard error (file descriptor 1 or 2, compared by
+    device and inode): a redirection onto a name like planner's bookkeeping (``>> OUT/..planner-reports.json.
+    XXXXXXXX.tmp``), which the cleanup of a dead run must never take for a leftover and remove."""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    for fd in (1, 2):
+        try:
+            s = os.fstat(fd)
+        except OSError:
+            continue
+        if (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
+
+
 def _listed(paths: list[Path]) -> str:
     """'a', 'a and b', 'a, b and c' (as the command line lists files), unsafe characters escaped."""
     names = [escape_unsafe(str(p)) for p in paths]
@@ -618,6 +682,8 @@ def _clear_staging(folder: Path) -> list[str]:
     mark = folder / STAGING_MARK
     try:
         st = os.lstat(mark)
+        if _own_stream(mark):  # this run's standard output or error, made by the shell: not a mark of planner's
+            return [STAGING_MARK]
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MANIFEST_MAX_BYTES:
             raise OSError
         lines = mark.read_bytes().split(b"\n")
@@ -644,7 +710,7 @@ def _clear_staging(folder: Path) -> list[str]:
         if e.name == STAGING_MARK:
             continue
         tmp = _TMP.fullmatch(e.name)
-        ours = e.name in listed or (tmp is not None and tmp.group("stem") in stems)
+        ours = (e.name in listed or (tmp is not None and tmp.group("stem") in stems)) and not _own_stream(e.path)
         try:
             if ours and e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_uid == os.geteuid():
                 os.unlink(e.path)

@@ -104,15 +104,41 @@ def refuse_protected_temp() -> None:
                           f"temporary files. Set {_set(var)} to another folder, e.g. TMPDIR=/tmp.")
 
 
+def temp_within(where: Path, folder: Path) -> bool | None:
+    """Whether the temporary folder ``where`` is ``folder`` (False), or inside it (True: ``folder`` is one of the
+    folders above it, each compared by device and inode, so a link or a bind mount of ``folder`` counts), or
+    neither (None; also when either cannot be read)."""
+    try:
+        if not os.path.isdir(folder):
+            return None
+        here = Path(os.path.realpath(where))
+    except (OSError, ValueError):
+        return None
+    for i, above in enumerate([here, *here.parents]):
+        try:
+            if os.path.samefile(above, folder):
+                return i > 0
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def temp_folder() -> Path | None:
+    """The temporary folder tempfile would use (``tempfile.tempdir``, ``TMPDIR``, ``TEMP``, ``TMP``), None for the
+    system's own (/tmp, /var/tmp, /usr/tmp); found without calling :func:`tempfile.gettempdir`."""
+    where = _temp_folder()
+    return where.parent if where is not None and where.name == _CWD_MARK else where
+
+
 def _set(var: str) -> str:
     """What to change, for the hint: the variable that named the folder, and TMPDIR (read first) beside TEMP or TMP."""
     return var if var in ("TMPDIR", "tempfile.tempdir") else f"{var} (or TMPDIR, which is read first)"
 
 
 def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
-    """Refuse, before the work, a temporary folder (``TMPDIR``) that is the output folder ``out`` or one of the
-    ``--catalog`` overlay folders the run reads (the same folder by device and inode: a link or a bind mount of it
-    too), and one :func:`refuse_protected_temp` refuses. openpyxl's temporary files and the importer's check copy
+    """Refuse, before the work, a temporary folder (``TMPDIR``) that is, or is inside, the output folder ``out`` or
+    one of the ``--catalog`` overlay folders the run reads (the same folder by device and inode: a link or a bind
+    mount of it too; :func:`temp_within`), and one :func:`refuse_protected_temp` refuses. openpyxl's temporary files and the importer's check copy
     would be made there: beside the reports, or among an input's files, where a run stopped by SIGKILL leaves them
     (an overlay's catalog files are read by name, so they would stay litter in an input folder).
 
@@ -134,16 +160,16 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
     named += [(f, "the --catalog overlay folder {}, an input of this run", "among the overlay's catalog files")
               for f in overlays]
     for folder, what, landing in named:
-        try:
-            same = os.path.samefile(where, folder)
-        except (OSError, ValueError):
-            continue
-        if not same:
+        inside = temp_within(where, folder)
+        if inside is None:
             continue
         shown = escape_unsafe(str(where))
         which = (f"the current folder {shown} (/tmp and /var/tmp cannot take files)" if cwd else
                  f"{shown} ({var})")
-        raise DestinationError(f"the temporary folder {which} is {what.format(escape_unsafe(str(folder)))}: "
+        how = "is" if not inside else "is inside"
+        if inside:  # a folder in --out named like a staging folder is taken for one a stopped run left
+            landing = "under that folder, where planner cleans up what its stopped runs left"
+        raise DestinationError(f"the temporary folder {which} {how} {what.format(escape_unsafe(str(folder)))}: "
                                "temporary files (openpyxl's, the importer's check copy) would be made there, "
                                f"{landing}. Set {_set(var)} to a private folder of your own elsewhere (one made with "
                                "mkdir -m 700), or unset it (then /tmp is used).")

@@ -51,7 +51,13 @@ _TOO_DEEP_HINT = ("No planner file nests more than a few levels (a config.json's
 
 class LineDict(dict):
     """A dict that remembers the line of each key (``lines``) and of itself (``line``), and the text of each
-    plain scalar read as a number (``written``: ``mpn: 1.50`` -> '1.50', which reads as 1.5), for hints."""
+    plain scalar read as a number (``written``: ``mpn: 1.50`` -> '1.50', which reads as 1.5), for hints.
+
+    ``merged``: each key a merge key brought in (``<<: *anchor``) rather than written here, with the line of that
+    ``<<`` in this mapping and, when ``<<`` named an anchored list (``<<: *a_list``: YAML merges each mapping in it),
+    the list's line (else None); ``lines`` gives where the key itself is written (the anchor's mapping). An error
+    about such a key names the ``<<`` line too (planner.core.fields.Entry.error): the anchor's line belongs to
+    another entry, and YAML cannot unset a merged key."""
 
     line: int | None = None
 
@@ -59,6 +65,7 @@ class LineDict(dict):
         super().__init__(*args, **kwargs)
         self.lines: dict[Any, int] = {}
         self.written: dict[Any, str] = {}
+        self.merged: dict[Any, tuple[int, int | None]] = {}
 
 
 class LineList(list):
@@ -179,6 +186,7 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
     if any(k.tag == MERGE_TAG for k, _ in node.value):
         refuse_merge_clashes(node, {i: v for i, (_, v) in written_values.items()})
     written = {id(k) for k, _ in node.value if k.tag != MERGE_TAG}
+    sources = _merge_sources(node)
     loader.flatten_mapping(node)
     result = LineDict()
     result.line = node.start_mark.line + 1
@@ -204,6 +212,10 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
             )
         if from_merge:
             merged.add(key)
+            result.merged[key] = next(((line, listed) for line, source, listed in sources
+                                       if any(k is key_node for k, _ in source.value)), (result.line, None))
+        else:
+            result.merged.pop(key, None)  # written beside '<<': it overrides the merged one
         try:
             result[key] = loader.construct_object(value_node, deep=True)
         except YamlProblem as exc:
@@ -214,6 +226,24 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
         if type(result[key]) in (int, float) and isinstance(value_node, yaml.ScalarNode):
             result.written[key] = value_node.value  # '1.50', '1.5e+5': as the file writes it
     return result
+
+
+def _merge_sources(node: yaml.MappingNode) -> list[tuple[int, yaml.MappingNode, int | None]]:
+    """The mappings ``node``'s merge keys name, before flattening: (the line of its ``<<``, the mapping node, the
+    line of the list that held it when ``<<`` names a list written before it, an anchored one: None for a mapping
+    and for a list written at the ``<<`` itself, ``<<: [*a, *b]``). PyYAML flattens each named mapping in place, so
+    after :meth:`flatten_mapping` each one's ``value`` holds every key it brings, its own merges included."""
+    out: list[tuple[int, yaml.MappingNode, int | None]] = []
+    for k, v in node.value:
+        if k.tag != MERGE_TAG:
+            continue
+        line = k.start_mark.line + 1
+        if isinstance(v, yaml.MappingNode):
+            out.append((line, v, None))
+        elif isinstance(v, yaml.SequenceNode):
+            listed = v.start_mark.line + 1 if v.start_mark.index < k.start_mark.index else None
+            out += [(line, sub, listed) for sub in v.value if isinstance(sub, yaml.MappingNode)]
+    return out
 
 
 def _construct_sequence(loader: _Building, node: yaml.SequenceNode) -> LineList:

@@ -78,6 +78,8 @@ def _with(data: Mapping[str, Any], updates: Mapping[str, Any]) -> LineDict:
     out.lines = dict(getattr(data, "lines", {}))
     out.line = getattr(data, "line", None)
     out.written = {k: t for k, t in getattr(data, "written", {}).items() if k not in updates}
+    # a key a merge key brought in (<<: *anchor) stays merged unless updated: its errors name the '<<' line
+    out.merged = {k: m for k, m in getattr(data, "merged", {}).items() if k not in updates}
     for k, v in updates.items():
         out[k] = v
         if k not in out.lines and out.line is not None:

@@ -37,6 +37,15 @@ class Extra:
 #: The quote-line categories of planner's own lines (planner.solve.quote.LineItem), each with a catalog id; an
 #: extras line is none of them (its JSON line item would read as a GPU without a catalog_id).
 _OWN_CATEGORIES = ("gpu", "platform", "memory", "network")
+#: Other words for two of those lines (compared NFKC and case folded, as :func:`_category` does): the
+#: ``memory`` line buys the host's RAM, as DIMMs (planner.catalog.ram.DIMM_KINDS: DDR4/DDR5 UDIMM and RDIMM;
+#: an LRDIMM is RAM too), and the ``network`` line its NICs and switches (planner.catalog.network). 'gpus' is
+#: the plural of 'gpu', which :func:`_category` refuses already.
+_OWN_SYNONYMS = {
+    **{w + s: "memory" for w in ("ram", "dimm", "udimm", "rdimm", "lrdimm") for s in ("", "s")},
+    "memories": "memory",
+    **{w: "network" for w in ("nic", "nics")},
+}
 
 
 def _category(e: Entry) -> str:
@@ -51,8 +60,8 @@ def _category(e: Entry) -> str:
     plain = unicodedata.normalize("NFKC", category)
     key = plain.strip().casefold()
     own = next((c for c in _OWN_CATEGORIES if key in (c, c + "s", c + "es")), None)
-    if own is None and key == "memories":
-        own = "memory"
+    if own is None:
+        own = _OWN_SYNONYMS.get(key)
     if own is not None and category.strip().lower() != own:  # 'gpu', 'GPU ': the caller's line, as before
         raise e.error(f"category {category!r} is one of planner's own quote lines ({own!r}; they are "
                       f"{', '.join(_OWN_CATEGORIES)}), each priced from the catalog", "category",

@@ -590,7 +590,7 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
     slo_engine = slo is not None and "engine" not in e.data and not any(k in e.data for k in HF_ONLY_KEYS)
     if slo_engine:
         e = Entry(_with(e.data, {"engine": "vllm"}), file=e.file, path=e.path, error=ScenarioError,
-                  line=e.line_of(None))
+                  line=e.line_of(None), via=e.via)
     if task not in CHOICE_KEYS:
         # Let the workload reader produce its usual message for a missing or bad task.
         workload_from_entry(e, resolver, default_name=default_name)
@@ -635,7 +635,7 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
             tp = tp if isinstance(tp, int) and not isinstance(tp, bool) and tp > 0 else 1
             updates["gpus"] = math.lcm(tp, gpn or 1)
         data = _with(e.data, updates)
-        entry = Entry(data, file=e.file, path=e.path, error=ScenarioError, line=e.line_of(None))
+        entry = Entry(data, file=e.file, path=e.path, error=ScenarioError, line=e.line_of(None), via=e.via)
         try:
             w = workload_from_entry(entry, resolver, default_name=default_name)
             if slo_engine and w.infer is not None:

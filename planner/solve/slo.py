@@ -168,4 +168,5 @@ def _targets(e: Entry, task: str | None) -> tuple[Entry, float | None, Slo | Non
     for k in SCENARIO_WORKLOAD_KEYS:
         data.pop(k, None)
         data.lines.pop(k, None)
-    return Entry(data, file=e.file, path=e.path, error=ScenarioError, line=e.line_of(None)), deadline, slo
+    return (Entry(data, file=e.file, path=e.path, error=ScenarioError, line=e.line_of(None), via=e.via), deadline,
+            slo)

@@ -242,6 +242,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
     if int(choice["nodes"]) == 1 and cons.network != Network():
         why = "max_nodes is 1" if cons.max_nodes == 1 else "the plan is one node"
         out.append(f"constraints.network is not used: {why} (NICs and switches are bought for several nodes only)")
+    out += unused_constraints(cs.scenario)
     if int(choice["nodes"]) > 1 and not choice["nic_id"]:
         from planner.solve.fabric import ONBOARD_WORDS
 
@@ -294,6 +295,43 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
         out.append(f"prices dated more than {STALE_PRICE_MONTHS} months before the catalog's newest entry: "
                    + ", ".join(dict.fromkeys(old)) + "; launch or list prices of older parts are not what they sell for "
                    "now: overlay a dated street price or quote (--catalog DIR)")
+    return out
+
+
+def _names(names: Sequence[str], most: int = 5) -> str:
+    """Workload names for a warning: the first ``most``, then how many more."""
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most:,} more" if len(names) > most else "")
+
+
+def unused_constraints(scenario: Any) -> list[str]:
+    """The scenario-level constraints no workload is subject to, each a warning in the words of the unused
+    ``constraints.network`` one: ``min_decode_tokens_per_s`` floors the decode speed of each inference workload
+    (planner.solve.candidates), so it is unused when no workload serves; ``max_hours_per_job`` times one run of
+    each training workload without ``deadline_hours`` of its own (planner.solve.scenario.load: those take it as
+    their deadline), so it is unused when no workload trains or every training workload has a deadline of its
+    own. A workload whose own deadline_hours equals max_hours_per_job counts as covered (the reader copies the
+    constraint into the workloads it covers, so the two cannot be told apart; the deadline is the same). The
+    workload-level counterparts are refused instead (planner.solve.slo: ``slo:`` on a training workload,
+    ``deadline_hours`` on an inference one), as they name the workload they are written in."""
+    cons = scenario.constraints
+    out: list[str] = []
+    serve = [sw.name for sw in scenario.workloads if sw.task == "infer"]
+    train = [sw.name for sw in scenario.workloads if sw.task == "train"]
+    if cons.min_decode_tokens_per_s is not None and not serve:
+        out.append(f"constraints.min_decode_tokens_per_s is not used: no workload serves (it would cover the "
+                   f"inference workloads; {_names(train)} {'trains' if len(train) == 1 else 'train'}, and a training "
+                   "workload's time is deadline_hours or constraints.max_hours_per_job)")
+    hours = cons.max_hours_per_job
+    if hours is not None and not any(sw.task == "train" and sw.deadline_hours == hours for sw in scenario.workloads):
+        if train:
+            why = (f"each training workload ({_names(train)}) gives deadline_hours of its own (it would cover "
+                   "the training workloads without one)")
+        else:
+            why = (f"no workload trains (it would cover the training workloads; {_names(serve)} "
+                   f"{'serves' if len(serve) == 1 else 'serve'}, and a serving workload's speed is its slo: or "
+                   "constraints.min_decode_tokens_per_s)")
+        out.append(f"constraints.max_hours_per_job is not used: {why}")
     return out
 
 

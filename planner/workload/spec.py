@@ -349,7 +349,7 @@ def _task_and_keys(entry: Entry) -> str:
                 hint = ("A scenario's inference workload is one replica on tp GPUs, which the solver counts: set "
                         "tp: N, or task: train.")
             raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
-                              key, hint)
+                              key, hint, overridable=False)
     entry.check_keys(allowed, explain=_command_line_only(explainer(task)))  # a name from another tool: say whose
     if "model" not in entry.data:
         raise entry.error("missing required key 'model'", None,

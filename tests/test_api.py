@@ -189,8 +189,9 @@ def test_a_bad_value_is_the_error_the_command_prints(cli):
         estimate(model="llama-2-7b", task="train", micro_batch=0, catalog=_shipped())
     code, _, err = cli("estimate", "--model", "llama-2-7b", "--task", "train", "--micro-batch", "0")
     assert code == info.value.exit_code == 2
-    assert err == f"Error: {info.value.one_line()}\n"
-    assert info.value.entry == "--micro-batch"
+    assert err == f"Error: {info.value.cli_line()}\n"  # the same error, which the command says with its option
+    assert info.value.entry == "micro_batch"  # the API's: the keyword passed
+    assert str(info.value) == "micro_batch: must be at least 1, not 0."
 
 
 def test_headroom_without_a_gpu_is_refused_as_the_command_refuses_it(cli):
@@ -199,7 +200,8 @@ def test_headroom_without_a_gpu_is_refused_as_the_command_refuses_it(cli):
     with pytest.raises(InputError) as info:
         estimate(**QLORA, headroom=0.1, catalog=_shipped())
     _, _, err = cli("estimate", *QLORA_ARGS, "--headroom", "0.1")
-    assert err == f"Error: {info.value.one_line()}\n"
+    assert err == f"Error: {info.value.cli_line()}\n"
+    assert str(info.value).startswith("headroom: headroom applies to the fit check on a card: give gpu=ID with it.")
 
 
 def test_neither_model_nor_workload_is_a_usage_error():

@@ -51,7 +51,7 @@ def test_top_and_tokens_per_month_take_any_numeric_type() -> None:
 def test_a_fractional_value_of_another_type_is_still_refused() -> None:
     with pytest.raises(InputError) as info:
         estimate(**{**QLORA, "micro_batch": Decimal("2.5")})
-    assert str(info.value).startswith("--micro-batch: must be a whole number, not 2.5")
+    assert str(info.value).startswith("micro_batch: must be a whole number, not 2.5")
 
 
 @pytest.mark.parametrize("out, problem", [

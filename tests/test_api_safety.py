@@ -29,12 +29,12 @@ def _line(call) -> str:
 def test_a_number_past_the_int_text_limit_is_refused(value) -> None:
     line = _line(lambda: planner.estimate(**KW, micro_batch=value))
     # 10**5000 has 5001 digits: bit_length 16610 x log10(2) = 5000.1 -> "about 5001"
-    assert line.startswith("--micro-batch: must be at most 65536, not a number of about 5001 digits")
+    assert line.startswith("micro_batch: must be at most 65536, not a number of about 5001 digits")
 
 
 def test_a_signalling_nan_is_refused() -> None:
     line = _line(lambda: planner.estimate(**KW, micro_batch=decimal.Decimal("sNaN")))
-    assert line.startswith("--micro-batch: must be a whole number, not nan")
+    assert line.startswith("micro_batch: must be a whole number, not nan")
     line = _line(lambda: planner.estimate(workload={"model": "llama-2-7b", "task": "infer",
                                                     "context": decimal.Decimal("sNaN")}))
     assert "context: must be a whole number, not nan" in line

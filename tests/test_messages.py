@@ -65,8 +65,12 @@ def test_option_form_leaves_plain_words_and_paths():
 def test_option_error_names_options_in_problem_and_hint():
     err = OptionError("prepare_kbit_training is set but method is full", entry="prepare_kbit_training",
                       hint="Set method: qlora, or remove prepare_kbit_training.")
-    assert str(err) == ("--prepare-kbit-training: --prepare-kbit-training is set but method is full. "
-                        "Set --method qlora, or remove --prepare-kbit-training.")
+    # the command line prints the options; the exception (the API's) names the keywords as passed
+    assert err.cli_line() == ("--prepare-kbit-training: --prepare-kbit-training is set but method is full. "
+                              "Set --method qlora, or remove --prepare-kbit-training.")
+    assert str(err) == ("prepare_kbit_training: prepare_kbit_training is set but method is full. "
+                        "Set method=qlora, or remove prepare_kbit_training.")
+    assert err.entry == "prepare_kbit_training"
 
 
 # ----- Entry: the bad value is named and the hint says what to write ------------------------------

@@ -148,10 +148,10 @@ def _error_line(*args: str) -> str:
 
 
 @pytest.mark.parametrize("keys, key, shown, example", [
-    ({"task": "train", "method": "qlora", "framework": "unsloth", "framework_version": 2024.8}, "--framework-version",
+    ({"task": "train", "method": "qlora", "framework": "unsloth", "framework_version": 2024.8}, "framework_version",
      "2024.8", "'2025.1.5'"),
-    ({"task": "infer", "engine": "vllm", "engine_version": 0.7}, "--engine-version", "0.7", "'0.14.1'"),
-    ({"task": "infer", "engine": "vllm", "engine_version": 0.10}, "--engine-version", "0.1", "'0.14.1'"),
+    ({"task": "infer", "engine": "vllm", "engine_version": 0.7}, "engine_version", "0.7", "'0.14.1'"),
+    ({"task": "infer", "engine": "vllm", "engine_version": 0.10}, "engine_version", "0.1", "'0.14.1'"),
 ])
 def test_the_api_refuses_a_number_for_either_key_without_speaking_of_yaml(keys, key, shown, example):
     # a Python float drops trailing zeros (0.10 is 0.1): refused for both keys alike, the hint asks for a string
@@ -164,6 +164,7 @@ def test_the_api_refuses_a_number_for_either_key_without_speaking_of_yaml(keys, 
     assert f"{key} is the number {shown}, and a number drops a release's trailing zeros" in text, text
     assert f"Pass the release as a string, as its project writes it, e.g. {example}." in text, text
     assert "YAML" not in text and "Quote" not in text, text
+    assert text.startswith(f"{key}: ") and "--" not in text, text  # the keyword passed, not the option (h16b)
 
 
 def test_a_yaml_number_for_engine_version_speaks_of_yaml(tmp_path):

@@ -202,7 +202,7 @@ def test_a_workload_named_after_its_model_gets_the_blank_edge_rule(model: str, w
 
     # --model $'\u00a0llama-2-7b' gave the workload the name '\xa0llama-2-7b'; a written name: is refused so
     msg = _raises(InputError, estimate, model=model, task="infer")
-    assert msg == (f"--model: the workload is named after the model, and {model!r} {where}, drawn as blank space, "
+    assert msg == (f"model: the workload is named after the model, and {model!r} {where}, drawn as blank space, "
                    f"so it looks like another name. Write it without the blank: {fixed!r}."), msg
 
 

@@ -363,14 +363,15 @@ def test_out_refuses_blank_edged_folders_unexpanded_substitutions_and_invisible_
 @pytest.mark.parametrize("args, want", [
     (["estimate", "--workload", ""], "--workload: is empty: no workload file is named. Give a workload file, e.g. "
                                      "scenarios/workloads/qlora-7b.yaml."),
-    (["estimate", "--workload", "a\nb.yaml"], "--workload: 'a\\nb.yaml' holds a line break: it is YAML text, not a "
-                                              "file path. Write the text to a file and give its path, e.g. "
-                                              "scenarios/workloads/qlora-7b.yaml."),
-    (["compare", "x: 1\ny.yaml"], "scenario: 'x: 1\\ny.yaml' holds a line break: it is YAML text, not a file path. "
-                                  "Write the text to a file and give its path, e.g. scenarios/qlora-7b-12gb.yaml."),
-    (["plan", "name: x\nworkloads: []"], "scenario: 'name: x\\nworkloads: []' holds a line break: it is YAML text, "
-                                         "not a file path. Write the text to a file and give its path, e.g. "
-                                         "scenarios/qlora-7b-12gb.yaml."),
+    (["estimate", "--workload", "a\nb.yaml"], "--workload: 'a\\nb.yaml' holds a line break and names no file: it "
+                                              "looks like YAML text, not a file path. Write the text to a file and "
+                                              "give its path, e.g. scenarios/workloads/qlora-7b.yaml."),
+    (["compare", "x: 1\ny.yaml"], "scenario: 'x: 1\\ny.yaml' holds a line break and names no file: it looks like "
+                                  "YAML text, not a file path. Write the text to a file and give its path, e.g. "
+                                  "scenarios/qlora-7b-12gb.yaml."),
+    (["plan", "name: x\nworkloads: []"], "scenario: 'name: x\\nworkloads: []' holds a line break and names no "
+                                         "file: it looks like YAML text, not a file path. Write the text to a file "
+                                         "and give its path, e.g. scenarios/qlora-7b-12gb.yaml."),
 ])
 def test_input_paths_are_refused_in_the_command_lines_words(tmp_path: Path, monkeypatch, args: list, want: str) -> None:
     monkeypatch.chdir(tmp_path)

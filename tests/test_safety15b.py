@@ -338,9 +338,9 @@ def test_the_api_refuses_a_decimal_or_fraction_that_is_not_whole() -> None:
             planner.estimate(model="llama-2-7b", task="infer", context=value)
         said.append(str(info.value))
     assert said == [
-        "--context: must be a whole number, not 4096.0000000000000000001, which has more digits than a float holds "
+        "context: must be a whole number, not 4096.0000000000000000001, which has more digits than a float holds "
         "(it would read as 4096). Write the whole number meant, without decimals.",
-        "--context: must be a whole number, not 819200000000000000000001/200000000000000000000, which has more digits "
+        "context: must be a whole number, not 819200000000000000000001/200000000000000000000, which has more digits "
         "than a float holds (it would read as 4096). Write the whole number meant, without decimals.",
     ]
     assert planner.estimate(model="llama-2-7b", task="infer", context=Decimal("4096.000")).workload is not None

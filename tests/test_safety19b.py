@@ -90,7 +90,7 @@ def test_flash_training_refused_and_sdpa_fine():
     exc = _refusal(lambda: estimate(model="llama-2-7b", task="train", method="qlora", recipe="pure-fp16", gpu="t4",
                                     attention="flash"))
     assert "cannot run on t4 (turing, compute capability 7.5)" in str(exc) and exc.hint.startswith(
-        "Use --attention sdpa")
+        "Use attention=sdpa")  # the API's keyword (the command line says --attention sdpa)
     ok = estimate(model="llama-2-7b", task="train", method="qlora", recipe="pure-fp16", gpu="t4", attention="sdpa")
     assert ok.gpu.unsupported_precision == ()
     on_4090 = estimate(model="qwen2.5-0.5b", task="infer", gpu="rtx-4090", attention="flash")
@@ -321,10 +321,11 @@ def test_lora_targets_empty_item_refused(text):
     from planner import estimate
 
     exc = _refusal(lambda: estimate(model="llama-2-7b", task="train", method="lora", lora_targets=text))
-    assert exc.entry == "--lora-targets"
+    assert exc.entry == "lora_targets"  # the API's keyword; the command line says --lora-targets
     assert exc.problem == f"{text!r} has an empty item (two commas together, or one at an end)"
     shown = ",".join(p.strip() for p in text.split(",") if p.strip())
-    assert exc.hint == f"Separate the module names with single commas: --lora-targets {shown}."
+    assert exc.hint == f"Separate the module names with single commas: lora_targets={shown}."
+    assert exc.cli_line().endswith(f"Separate the module names with single commas: --lora-targets {shown}.")
 
 
 def test_lora_targets_empty_item_in_a_file(tmp_path):

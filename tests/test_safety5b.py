@@ -216,7 +216,7 @@ def test_api_arguments_beyond_any_float_are_input_errors() -> None:
 
     base = dict(model="llama-2-7b", task="infer", gpu="rtx-4090")
     msg = _raises(InputError, estimate, headroom=10**309, **base)  # before: OverflowError
-    assert msg.startswith("--headroom: must be a fraction from 0 to 0.95, not 1000...000 (310 digits)."), msg
+    assert msg.startswith("headroom: must be a fraction from 0 to 0.95, not 1000...000 (310 digits)."), msg
     msg = _raises(InputError, estimate, headroom=10**5000, **base)
     assert "not a number of about 5001 digits" in msg, msg
     for key in ("prompt_tokens", "output_tokens"):  # before: ValueError (Python's 4,300-digit limit)

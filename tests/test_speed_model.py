@@ -150,7 +150,7 @@ def test_an_assumed_rate_is_said():
 def test_the_request_must_fit_the_context():
     with pytest.raises(InputError) as e:
         _infer(prompt_tokens=4000, output_tokens=200, context=4096)
-    assert "a request of 4,000 prompt + 200 output tokens does not fit --context 4,096" in str(e.value)
+    assert "a request of 4,000 prompt + 200 output tokens does not fit context=4,096" in str(e.value)  # API keyword
 
 
 def test_prompt_tokens_need_a_card():
@@ -158,14 +158,14 @@ def test_prompt_tokens_need_a_card():
 
     with pytest.raises(InputError) as e:
         estimate(catalog=_cat(), model="llama-3.1-8b", task="infer", prompt_tokens=100)
-    assert "give --gpu" in str(e.value)
+    assert "give gpu=ID" in str(e.value)  # the API's keyword (the command line says --gpu ID)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "x", math.inf])
 def test_token_counts_are_whole_and_positive(bad):
     with pytest.raises(InputError) as e:
         _infer(prompt_tokens=bad)
-    assert "--prompt-tokens must be a whole number of tokens" in str(e.value)
+    assert "prompt_tokens must be a whole number of tokens" in str(e.value)
 
 
 def test_prompt_and_output_alone_set_the_context():
@@ -218,8 +218,9 @@ def test_a_document_longer_than_the_sequence_is_refused():
     with pytest.raises(InputError) as e:
         _train(seq_len=2048, document_tokens=4096)
     msg = str(e.value)
-    assert "document-tokens: a document of 4,096 tokens is longer than a sequence (--seq-len 2,048)" in msg
-    assert "at most --seq-len" in msg
+    # named by the API's keywords (the command line says --document-tokens and --seq-len)
+    assert msg.startswith("document_tokens: a document of 4,096 tokens is longer than a sequence (seq_len 2,048)")
+    assert "at most seq_len" in msg
 
 
 def test_dora_costs_more_than_lora():

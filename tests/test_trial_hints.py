@@ -38,7 +38,7 @@ def test_a_boolean_from_python_gets_no_yaml_note():
 
     with pytest.raises(InputError) as err:
         estimate(model="llama-2-7b", task="train", micro_batch=True)
-    assert str(err.value) == "--micro-batch: must be a whole number, not true."
+    assert str(err.value) == "micro_batch: must be a whole number, not true."
 
 
 def test_a_number_past_any_float_is_not_told_to_be_written_as_one(tmp_path):

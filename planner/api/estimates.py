@@ -213,8 +213,8 @@ def estimate(*extra: Any, workload: Any = None, catalog: Any = None, gpu: str | 
     Raises:
         UnknownKeywordError: a keyword that is no option (with close matches; also a TypeError).
         UsageError: neither ``model`` nor ``workload``.
-        OptionError: an option's value is invalid (named as the command line spells it, e.g.
-            ``--micro-batch``); ``headroom`` or ``calibration`` without ``gpu``.
+        OptionError: an option's value is invalid (named by its keyword, e.g. ``micro_batch``; the command
+            line prints it as the option, ``--micro-batch``); ``headroom`` or ``calibration`` without ``gpu``.
         ScenarioError: a workload file that cannot be read, or an invalid key in it.
         CatalogError: the catalog overlay is invalid.
 

@@ -5,7 +5,7 @@ Every reader here raises the error the command line reports for the same input: 
 keyword is :class:`planner.core.errors.UnknownKeywordError` (a TypeError too) with its close
 matches; a value is checked by the workload reader (planner.workload.spec, through
 planner.workload.inputs) and refused as :class:`planner.workload.inputs.OptionError`, which names
-the option as the command line spells it (``--micro-batch``), or at the file's key as
+the keyword (``micro_batch``; the command line prints the option, ``--micro-batch``), or at the file's key as
 :class:`planner.core.errors.ScenarioError`.
 """
 
@@ -212,7 +212,7 @@ def lora_target_list(text: str) -> list[str]:
         shown = ",".join(p for p in parts if p)
         raise OptionError(f"{escape_unsafe(repr(text))} has an empty item (two commas together, or one at an end)",
                           entry="lora_targets", hint=f"Separate the module names with single commas: "
-                                                     f"--lora-targets {escape_unsafe(shown)}.")
+                                                     f"lora_targets: {escape_unsafe(shown)}.")
     return parts
 
 

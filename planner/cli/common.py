@@ -22,10 +22,11 @@ from planner.core.outpath import UNEXPANDED
 
 
 def _fail(message: str, code: int) -> None:
-    """Print 'Error: <message>' as one line on stderr (line breaks folded; control and bidirectional
-    characters that reached the message, e.g. in a path as typed, written as escapes; characters the
-    stream's encoding lacks as escapes) and exit. A stderr that cannot be written only loses the line."""
-    line = escape_unsafe(" ".join(message.splitlines()))
+    """Print 'Error: <message>' as one line on stderr (line breaks, control and bidirectional characters
+    that reached the message, e.g. in a path as typed, written as escapes: 'nl\\ndir', never folded to a
+    blank, which would show another path; characters the stream's encoding lacks as escapes) and exit. A
+    stderr that cannot be written only loses the line."""
+    line = escape_unsafe(message)
     try:
         click.echo(encodable("Error: " + line, sys.stderr), err=True)
     except (OSError, ValueError):
@@ -387,6 +388,14 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
         said = "is empty" if not str(value) else "is blank (white space alone)"
         raise LineError(f"--out: {said}; give {what}, e.g. {example}.", ctx)
     text = str(value) if value is not None else ""
+    if text == "-":  # by convention standard output, which --out never is: a folder (or file) named '-' (h16b 13h)
+        kind = "file" if param.name == "calibration_file" else "folder"
+        json_flag = any(p.name == "as_json" for p in ctx.command.params)
+        raise LineError(f"--out: '-' would name a {kind} called '-': --out never means standard output. "
+                        + ("Give --json to print the measurements on standard output (the calibration file is "
+                           "still written), or w" if kind == "file" and json_flag else
+                           "Give --json to print the result on standard output, or w" if json_flag else "W")
+                        + f"rite --out ./- for a {kind} named '-'.", ctx)
     if text.startswith("~") or re.match(r"\$\{?[A-Za-z_]", text):
         # a quoted '~/rep' or '$HOME/rep' reaches planner unexpanded: the folder would be named '~' or '$HOME' here
         said = "~" if text.startswith("~") else text.split("/", 1)[0]
@@ -440,10 +449,16 @@ def input_file_option(ctx: click.Context, param: click.Parameter, value: Any) ->
     if not text.strip():
         raise LineError(f"{name}: is {'empty' if not text else f'blank ({text!r})'}: no {what} file is named. Give a "
                         f"{what} file, e.g. {example}.", ctx)
-    if "\n" in text or "\r" in text:
-        raise LineError(f"{name}: '{escape_unsafe(text[:40] + ('...' if len(text) > 40 else ''))}' holds a line break: "
-                        f"it is YAML text, not a file path. Write the text to a file and give its path, e.g. "
-                        f"{example}.", ctx)
+    if ("\n" in text or "\r" in text) and not os.path.lexists(text):
+        # on the command line the argument is a path: one that names a file is opened, however odd its name (h16b
+        # #10); one naming nothing and holding a line break is most likely YAML text pasted where a path belongs
+        raise LineError(f"{name}: '{escape_unsafe(text[:40] + ('...' if len(text) > 40 else ''))}' holds a line break "
+                        f"and names no file: it looks like YAML text, not a file path. Write the text to a file and "
+                        f"give its path, e.g. {example}.", ctx)
+    if "\n" in text or "\r" in text:  # the API reads a str holding a line break as YAML text, a Path as a path
+        import pathlib
+
+        return pathlib.Path(text)
     return value
 
 
@@ -513,7 +528,7 @@ def handle_errors(fn):
             if exc.exit_code == 1:
                 echo(str(exc), err=True)
                 sys.exit(1)
-            _fail(exc.one_line(), exc.exit_code)
+            _fail(exc.cli_line(), exc.exit_code)
         except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except BrokenPipeError as exc:

@@ -24,8 +24,15 @@ class PlannerError(Exception):
     exit_code = 2
 
     def one_line(self) -> str:
-        """The message as one line (newlines folded), without the 'Error: ' prefix."""
-        return " ".join(str(self).split("\n"))
+        """The message as one line, without the 'Error: ' prefix: a line break in it (one in a path as typed,
+        'nl\\ndir') written as its escape, never folded to a blank, which would show another path (h16b #10)."""
+        return str(self).replace("\r", "\\r").replace("\n", "\\n")
+
+
+    def cli_line(self) -> str:
+        """The message as the command line prints it (:meth:`one_line`; an error of the API's keywords names
+        the options instead: planner.workload.inputs.OptionError)."""
+        return self.one_line()
 
 
 class InputError(PlannerError, ValueError):
@@ -58,8 +65,11 @@ class InputError(PlannerError, ValueError):
 
     def _format(self) -> str:
         parts = []
-        if self.file:
-            parts.append(f"{self.file}:{self.line}" if self.line else self.file)
+        if self.file:  # a line break, a tab or an ESC in a path shown escaped ('nl\\ndir'), never folded to a blank
+            from planner.core.names import escape_unsafe
+
+            file = escape_unsafe(str(self.file))
+            parts.append(f"{file}:{self.line}" if self.line else file)
         if self.entry:  # a key as written may hold a blank an editor shows as a space ('\u2003context')
             parts.append("".join(c if c.isprintable() else ascii(c)[1:-1] for c in self.entry))
         text = self.problem.rstrip(".")

@@ -231,6 +231,27 @@ def block_number_hint(value: str, spell: Callable[[str], str]) -> str | None:
     return f"Write the number on the key's line, not as a '|' or '>' block: {spell(value.strip())}."
 
 
+def _large_suffix_hint(value: str, number: str, unit: str, spell: Callable[[str], str]) -> str:
+    """The hint of a count written with 'B' or 'T' ('7B', '1T': billion and trillion, 10^9 and 10^12, as planner
+    writes token counts, planner.workload.options.token_spelling) or 'G' (10^9 or 2^30): the number written out,
+    so the multiplier is kept (h16b #7: "without 'B'" turned 7B into 7)."""
+    n = Decimal(number)
+    if n == 0:
+        return _zero_with_suffix(value, spell)
+    if unit in "Gg":
+        binary, decimal = n * 1024**3, n * 1000**3
+        if binary == binary.to_integral_value() and decimal == decimal.to_integral_value():
+            return (f"Write the whole number, without a suffix: {spell(str(int(binary)))} ({number} x {1024**3}) or "
+                    f"{spell(str(int(decimal)))}; the planner reads no G, which may mean 1024^3 or 1000^3.")
+        return f"Write the whole number in digits, without a suffix ('{unit}' may mean 1024^3 or 1000^3)."
+    word, factor = ("billion", 1000**3) if unit in "Bb" else ("trillion", 1000**4)
+    whole = n * factor
+    if whole != whole.to_integral_value():
+        return f"Write the whole number in digits, without a suffix ('{unit}' is {word}, {factor})."
+    return (f"Write the whole number, without a suffix: {spell(str(int(whole)))} ({number} x {factor}, "
+            f"'{unit}' read as {word}); the planner reads no suffix.")
+
+
 def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     """What to write instead of a text where a whole number belongs, or None.
 
@@ -303,6 +324,8 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
         named = re.sub(r"[^a-z]", "", unit.lower())  # 'MT/s' for speed_mts: the unit the key names
         if named and re.search(r"_" + re.escape(named) + r"\b", spell("")):
             return f"Write the number alone, without '{unit}': {spell(m.group(1))}."
+        if unit in ("B", "b", "T", "t", "G", "g"):
+            return _large_suffix_hint(value, m.group(1), unit, spell)
         base = re.sub(r"[^a-z]", "", unit[1:].lower())
         if unit[:1] in ("k", "K", "M") and base and re.search(r"_" + re.escape(base) + r"\b", spell("")):
             # '0.165 kW' for tdp_w: SI prefixes k = 10^3, M = 10^6 (SI Brochure, 9th ed., Table 7)
@@ -376,6 +399,9 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
     number = m.group(1).replace(",", "").replace("_", "") if m else None
     if number and "\n" in value:  # 'budget_usd: |' with the number below: nothing was quoted
         return block_number_hint(value, lambda n: f"{key}: {number}")
+    if number and "$" in value and re.fullmatch(r"\s*\$?\s*[0-9][0-9,_.]*\s*\$?\s*", value):
+        # '$100' unquoted: YAML reads it as text, though nothing was quoted (h16b 13a)
+        return f"Write the number without '$': {key}: {number}."
     if key.endswith("_usd"):
         return (f"Write a plain number of US dollars, without quotes or currency: {key}: {number}." if number
                 else f"Write a plain number of US dollars, e.g. {key}: 5000.")

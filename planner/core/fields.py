@@ -365,7 +365,11 @@ class Entry:
         value = self.raw(key, default, "true or false")
         if value is default and default is not _MISSING:
             return value
+        if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
+            return bool(value)  # numpy.bool_ from an API caller: a bool, as numpy integers are numbers (h16b 13g)
         if not isinstance(value, bool):
+            if self.file is None:  # a Python caller: no YAML in the hint
+                raise self.error(f"must be True or False, not {_kind(value)}", key, "Give a Python bool: True or False.")
             meant = _BOOL_WORDS.get(str(value).strip().lower()) if isinstance(value, (str, int, float)) else None
             raise self.error(f"must be true or false, not {_kind(value)}", key,
                              "Write true or false (YAML booleans, no quotes)"
@@ -401,8 +405,10 @@ class Entry:
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
+            null = (self.null_hint(key, "a number", optional=default is not _MISSING)  # '~' or nothing: h16b 13b
+                    if value is None else None)
             raise self.error(f"must be a number, not {_kind(value)}", key,
-                             _number_hint(key, value, max) or _bool_note(value, self.file).strip() or None)
+                             null or _number_hint(key, value, max) or _bool_note(value, self.file).strip() or None)
         if isinstance(value, int) and abs(value) > _FLOAT_MAX:  # a whole number no float can hold
             raise self.error(f"{_digits(value)} is more than any real value of this field", key)
         if not math.isfinite(value):

@@ -208,8 +208,8 @@ def cached_config_path(hub_id: str, cache: Path) -> Path | None:
     if ref.is_file():  # refs/main names the revision Transformers loads offline: that one, or none
         candidate = snapshots / revision / "config.json"
         if revision and re.fullmatch(r"[0-9A-Za-z._-]+", revision) and revision not in (".", "..") \
-                and candidate.is_file():
-            return candidate
+                and (candidate.is_file() or _exists(candidate)):
+            return candidate  # one that is no regular file (a FIFO, a folder) is refused by the reader as such
         raise ModelConfigError(f"refs/main names the revision {revision[:64]!a}, which the cache holds no config.json "
                                "of, so it is not the snapshot the hub id names", file=str(ref),
                                hint=f"Download the model again (huggingface-cli download {hub_id}), or give the "
@@ -229,6 +229,14 @@ def cached_config_path(hub_id: str, cache: Path) -> Path | None:
     if not found:
         return None
     return max(found)[2]
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something (a link followed; a FIFO or a device too), without opening it."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 # ----- the three forms ----------------------------------------------------------------

@@ -260,6 +260,11 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
         raise InputError(exc.problem, file=str(path), line=exc.line, entry=exc.path, hint=hint) from None
     root = Entry(data, file=str(path))
     root.check_keys(["schema_version", "gpus"], required=["gpus"])
+    # the catalog files' rule (planner.catalog.loader): a file written for another layout is refused, not misread
+    # ('planner calibrate' writes 1; a hand-written file without the key is read as version 1)
+    if "schema_version" in data and root.int("schema_version") != 1:
+        raise root.error(f"version {root.int('schema_version')} is not supported", "schema_version",
+                         "This planner reads schema_version 1 (docs/memory-model.md).")
     out = {}
     seen: dict[str, tuple[str, str]] = {}  # lookup key -> (the entry's path, its gpu_name)
     for e in root.children("gpus"):

@@ -25,7 +25,7 @@ def _with_hint(read: Callable[[], Any], entry: Entry, key: str, hint: str) -> An
         return read()
     except InputError as exc:
         if exc.hint is None and exc.entry in (entry.key_path(key), "--" + key.replace("_", "-")):
-            raise entry.error(exc.problem, key, hint) from None
+            raise entry.error(getattr(exc, "raw_problem", exc.problem), key, hint) from None  # an OptionError's raw
         raise
 
 

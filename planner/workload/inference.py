@@ -136,6 +136,8 @@ def _gguf_weights_elsewhere(entry: Entry, engine: str) -> None:
 
 def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
     _engine_spelling(entry)
+    if "engine" in entry.data:  # 'LLAMA.CPP' is named as the engine it is not, before weights are paired with it
+        entry.str("engine", None, choices=ENGINES)  # (h16b #8: not as a GGUF --weights blamed on the engine's case)
     if entry.data.get("engine") == "llama.cpp":
         return _llamacpp_inference(entry, arch, warnings)
     _gguf_weights_elsewhere(entry, str(entry.data.get("engine") or unnamed_engine(entry.data)))
@@ -317,8 +319,9 @@ def _replicas(entry: Entry, arch: Architecture) -> tuple[int, int]:
         try:
             check_tp(arch, gpus, entry, "gpus")
         except InputError as exc:
-            raise entry.error(f"an inference replica on {gpus} GPUs runs at tp {gpus}: {exc.problem}", "gpus",
-                              exc.hint) from None
+            raise entry.error(f"an inference replica on {gpus} GPUs runs at tp {gpus}: "
+                              f"{getattr(exc, 'raw_problem', exc.problem)}", "gpus",
+                              getattr(exc, "raw_hint", exc.hint)) from None  # raw: an OptionError's, unconverted
     tp = entry.int("tp", gpus or 1, min=1, max=1024)
     check_tp(arch, tp, entry)
     replicas = 1

@@ -118,7 +118,8 @@ def load_workload_mapping(data: Mapping[str, Any], catalog: Catalog, overrides: 
     except ScenarioError as exc:
         if exc.file == file and exc.entry in overrides:
             # The value came from the command line (an option overrides the file's key): say so.
-            raise OptionError(exc.problem, entry=exc.entry, hint=exc.hint) from None
+            raise OptionError(getattr(exc, "raw_problem", exc.problem), entry=exc.entry,
+                              hint=getattr(exc, "raw_hint", exc.hint)) from None
         overridden = _task_overridden(exc, data, overrides, file)
         if overridden is not None:
             raise overridden from None
@@ -226,10 +227,33 @@ def option_form(text: str) -> str:
     return _UNDERSCORE_KEY.sub(lambda m: "--" + m.group(2).replace("_", "-"), text)
 
 
-class OptionError(ScenarioError):
-    """A command-line option is wrong; the entry path is the option's name.
+#: An option as the command line spells it ('--micro-batch', '--no-pin-memory', '--gpu ID'), for :func:`keyword_form`.
+#: A value after it is a placeholder ('ID') or a word holding a digit ('512', '4,096', 'h100-sxm'): prose has none.
+_FLAG = re.compile(r"(?<![\w-])--(no-)?([a-z][a-z0-9]*(?:-[a-z0-9]+)*)( (?:[A-Z]+\b|[\w-]*\d(?:[\w.,-]*\w)?))?")
 
-    The problem and the hint name workload keys as options (:func:`option_form`).
+
+def keyword_form(text: str) -> str:
+    """A message that names options as the command line spells them, in the API's words: '--micro-batch' is
+    ``micro_batch``, '--no-pin-memory' ``pin_memory=False``, '--gpu ID' ``gpu=ID``, '--context 4096'
+    ``context=4096`` (h16b audit: an API caller passed keywords, not options)."""
+    def said(m: re.Match[str]) -> str:
+        key = m.group(2).replace("-", "_")
+        if m.group(1):
+            return f"{key}=False"
+        return f"{key}={m.group(3).strip()}" if m.group(3) else key
+    # a file's 'key: value' (the workload reader words its hints for files) as the keyword's 'key=value'
+    text = _KEY_BOOL.sub(lambda m: f"{m.group(1)}={m.group(2).capitalize()}", text)
+    text = _KEY_VALUE.sub(lambda m: f"{m.group(1)}=", text)
+    return _FLAG.sub(said, text)
+
+
+class OptionError(ScenarioError):
+    """An option or an API keyword is wrong.
+
+    As an exception (``str(exc)``, :attr:`entry`, :attr:`problem`, :attr:`hint`) it is in the Python API's
+    words: the entry is the keyword (``micro_batch``), and the problem and hint name keywords
+    (:func:`keyword_form`). :meth:`cli_line` is the same error as the command line prints it: the entry is
+    the option's name and the problem and hint name workload keys as options (:func:`option_form`).
     """
 
     #: An option (or an API keyword) takes a list comma-separated ('--lora-targets q_proj,v_proj'), not in brackets.
@@ -237,10 +261,24 @@ class OptionError(ScenarioError):
 
     def __init__(self, problem: str, *, file: str | None = None, line: int | None = None,
                  entry: str | None = None, hint: str | None = None) -> None:
-        if entry and not entry.startswith("--"):
-            entry = "--" + entry.replace("_", "-")
-        super().__init__(option_form(problem), file=file, line=line, entry=entry,
+        flag = "--" + entry.replace("_", "-") if entry and not entry.startswith("--") else entry
+        super().__init__(option_form(problem), file=file, line=line, entry=flag,
                          hint=option_form(hint) if hint else hint)
+        self.command_line = str(self)  # as the command line says it
+        # as the workload reader wrote them: a reader that re-raises the problem under another key (check_tp's
+        # under gpus) passes these on, which each form then converts (keyword_form's output does not convert back)
+        self.raw_problem, self.raw_hint = problem, hint
+        keyword = entry[2:].replace("-", "_") if entry and entry.startswith("--") else entry
+        self.problem, self.entry = keyword_form(problem), keyword
+        self.hint = keyword_form(hint) if hint else hint
+        self.args = (self._format(),)
+
+    def __str__(self) -> str:
+        return self._format()
+
+    def cli_line(self) -> str:
+        """The error as the command line prints it (options, not keywords), on one line."""
+        return self.command_line.replace("\r", "\\r").replace("\n", "\\n")
 
 
 __all__ = ["InputError", "Resolver", "catalog_models", "make_resolver", "load_workload_file", "read_workload_file",

@@ -537,14 +537,14 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
     if gap:
         other = "sdpa" if workload.architecture.sdpa_supported else "eager"
         raise where.error(f"flash (FlashAttention-2, flash_attention_2) cannot run on {gap}", "attention",
-                          f"Use {'--attention' if where.file is None else 'attention:'} {other}, or an NVIDIA GPU "
+                          f"Use attention: {other}, or an NVIDIA GPU "
                           "of compute capability 8.0 or more or an AMD one ('planner catalog gpus' lists them).")
     for key, value, dtype, instead in checks:
         feature = dtype_feature(dtype, engine)
         if feature is None or getattr(gpu, feature) or key not in where.data:
             continue
-        name = f"--{key.replace('_', '-')}" if where.file is None else f"{key}:"  # an option or a file's key
-        vllm = (f" or {'--engine vllm' if where.file is None else 'engine: vllm'} (vLLM runs fp8 weights and KV "
+        name = f"{key}:"  # a file's key: an option's error (OptionError) says it as the option, an API's as keyword
+        vllm = (" or engine: vllm (vLLM runs fp8 weights and KV "
                 "cache on 16-bit GPUs)" if dtype == "fp8" and engine != "vllm" and gpu.bf16
                 and workload.infer is not None else "")
         raise where.error(

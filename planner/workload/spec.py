@@ -196,13 +196,17 @@ def check_derived_name(entry: Entry, name: str, what: str) -> None:
     from planner.core.names import name_problem, unsafe_problem
 
     unsafe = unsafe_problem(name)  # an invisible or control character, as a written name: is refused
-    byte = next((c for c in name if "\udc80" <= c <= "\udcff"), None)  # a file name's byte not UTF-8 (PEP 383)
+    from_model = "model" in entry.data and name == str(entry.data["model"])
+    # a scenario file name's byte that is not UTF-8 (PEP 383): its escape is a name another file may have, and two
+    # scenarios' reports would then share a set (h16b #5). A workload named after its model keeps the escape: two
+    # workloads of one scenario that read alike are refused as a clash, and estimate writes no report set.
+    byte = None if from_model else next((c for c in name if "\udc80" <= c <= "\udcff"), None)
     told = ((f"its name {unsafe}", "Remove the character.") if unsafe else
             (f"its name holds the byte \\x{ord(byte) - 0xDC00:02x}, which is not UTF-8, so no name can hold it (its "
              "escape is a name another file may have)", "") if byte else name_problem(name))
     if told is None:
         return
-    if "model" in entry.data and name == str(entry.data["model"]):
+    if from_model:
         path = "/" in name or "\\" in name  # a path: the hint is about the file, not a name to type
         raise entry.error(f"the {what} is named after the model, and {told[0]}", "model",
                           _path_hint(entry, told) if path else told[1])

@@ -126,6 +126,7 @@ def test_json_is_an_option(monkeypatch):
     assert result.output.startswith("Error: planner calibrate needs PyTorch")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_settings_the_run_cannot_reproduce_are_refused_before_torch(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # refused for what they are, not for the missing torch
     run = lambda *a: CliRunner().invoke(main, ["calibrate", "--model", "gpt2", *a])  # noqa: E731

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from planner.cli.main import main
@@ -139,6 +140,7 @@ def test_fit_gives_the_answers_warnings_in_the_order_estimate_gives_them():
     assert d["warnings"] == e["warnings"] + [g["fragmentation_risk"]]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_fit_that_finds_nothing_still_gives_the_notes_and_warnings_estimate_gives_at_one():
     # QLoRA of Llama-2-70B at ZeRO-3 on one RTX 4090: even micro-batch 1 needs far more than the card's
     # 22.39 GiB. estimate at micro-batch 1 gives one note (the NF4 base) and two warnings (quant storage for

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
@@ -148,6 +149,7 @@ def _flat(opts: dict[str, Any]) -> list[str]:
 @fuzz(120)
 @given(model=st.sampled_from(MODELS), task=st.sampled_from(["train", "infer"]), data=st.data(),
        gpu=st.one_of(st.none(), st.sampled_from(GPUS)), as_json=st.booleans())
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_estimate_over_the_accepted_ranges(model: str, task: str, data: st.DataObject, gpu: str | None,
                                            as_json: bool) -> None:
     opts = data.draw(train_options() if task == "train" else infer_options())

@@ -832,6 +832,7 @@ def test_no_fit_hints_point_to_gpu_layers():
     assert r.exit_code == 1 and "--gpu-layers max" in r.output
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_suggests_gpu_layers_max_when_nothing_fits(tmp_path):
     from planner.catalog.loader import load_catalog
     from planner.solve.solver import NoFeasiblePlan, plan

@@ -112,6 +112,7 @@ def test_a_models_config_json_is_never_replaced(tmp_path: Path) -> None:
     assert (tmp_path / "config.json").read_bytes() == before
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_report_changed_since_planner_wrote_it_is_not_replaced(tmp_path: Path) -> None:
     out = tmp_path / "o"
     s = _scenario(tmp_path / "s.yaml", "s")

@@ -7,6 +7,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from planner.catalog.loader import load_catalog
@@ -109,6 +110,7 @@ def _check_line(tmp_path: Path, platform_keys: str) -> tuple[int, str]:
     return r.exit_code, r.output
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_bad_ordering_keys_are_one_line_and_exit_2(tmp_path):
     cases = {
         "lead_time_days: two weeks\n": "am5-desktop).lead_time_days: must be a whole number, not 'two weeks'",

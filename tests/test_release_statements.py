@@ -184,6 +184,7 @@ def test_a_whole_number_is_read_as_written():
 TRAIN = ("estimate", "--model", "llama-2-7b", "--task", "train", "--method", "lora")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_another_projects_release_is_refused_naming_the_newest_and_whose_it_reads_as():
     # torchtune's newest modelled is 0.5.0: a major number of 4 is more than one past it (a Transformers release)
     line = _error_line(*TRAIN, "--framework", "torchtune", "--framework-version", "4.46.0")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from planner.cli.main import main
@@ -188,6 +189,7 @@ def _overlay_error(tmp_path: Path, gpu_id: str) -> str:
     return r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_catalog_ids_that_a_csv_reader_converts_are_refused(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text("name: s\nworkloads:\n  - {model: llama-2-7b, task: infer}\n", encoding="utf-8")
     got = {gpu_id: _overlay_error(tmp_path, gpu_id) for gpu_id in ('"1-2"', '"1e5"', '"true"', '"nan"', "mar-1")}

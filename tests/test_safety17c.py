@@ -285,6 +285,7 @@ def test_offload_optimizer_both_ways_is_refused_not_cancelled() -> None:
                         "takes one. Give --offload-optimizer or --no-offload-optimizer, once.\n")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_on_off_option_given_once_in_each_spelling_is_read() -> None:
     for given in (["--compile"], ["--no-compile"], ["--compile", "false"], ["--compile=on"]):
         r = CliRunner().invoke(main, [*_EST_TRAIN, *given])

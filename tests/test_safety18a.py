@@ -111,6 +111,7 @@ def test_an_import_beside_a_sources_report_of_planners_is_refused(tmp_path: Path
     assert _sha(d / "SOURCES.md") == before
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_import_beside_a_sources_md_a_person_wrote_is_fine(tmp_path: Path) -> None:
     # the overlay's own source list (not in the manifest, or a report changed since): what SOURCES.md is for
     vms = _vms(tmp_path)

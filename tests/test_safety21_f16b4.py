@@ -155,6 +155,7 @@ def test_constraints_some_workload_is_subject_to_get_no_such_warning(tmp_path: P
 
 # 13e. catalog check --today before the month of the newest price or cloud row is refused
 # (planner.catalog.check.reference_date_problem): a price dated after it would be counted fresh
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_catalog_check_refuses_a_today_before_the_newest_price_with_a_month_that_works() -> None:
     import planner
     from planner.catalog.check import months, newest_date, today_date

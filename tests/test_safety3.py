@@ -218,6 +218,7 @@ def test_a_catalog_object_is_checked_as_the_loader_checks_files() -> None:
 
 # -- 6. out= refused before any work is an InputError (the API's rule) --------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_refused_destination_is_an_input_error(tmp_path: Path, monkeypatch) -> None:
     import planner
     from planner.core.errors import DestinationError, InputError, OutputError

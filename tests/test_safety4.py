@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 QLORA = ROOT / "scenarios" / "qlora-7b-12gb.yaml"
 FILE_TOO_LARGE = ("Error: cannot write the output (File too large). Check where standard output goes: a full "
@@ -147,6 +149,7 @@ def _overlay_as_of(tmp_path: Path, as_of: str, extra: str = "") -> subprocess.Co
     return _cli("catalog", "gpus", "--catalog", "ov", cwd=tmp_path)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_dates_before_2000_are_refused(tmp_path: Path) -> None:
     # before: accepted, and shown a day off in the workbook (Excel counts 1900-02-29)
     for date in ("1900-01-01", "0001-01-01", "1999-12"):

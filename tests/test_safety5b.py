@@ -37,6 +37,7 @@ def _raises(exc: type[BaseException], fn, *args, **kw) -> str:
 # '"1e400"' (a text with an exponent) is refused as written, before its range (tests/test_safety18c.py)
 @pytest.mark.parametrize("value, shown", [(".inf", "inf"), ("1.0e+400", "inf"),
                                           ("1" + "0" * 309, "1000...000 (310 digits)")])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_huge_token_counts_get_the_range_error(tmp_path: Path, value: str, shown: str) -> None:
     text = COMPARE.read_text()
     assert "dataset_tokens: 100000000 " in text
@@ -210,6 +211,7 @@ def test_catalog_decimal_price_message_is_short() -> None:
 
 # -- 4. API arguments: every bad one an InputError --------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_api_arguments_beyond_any_float_are_input_errors() -> None:
     from planner import compare, estimate
     from planner.core.errors import InputError
@@ -237,6 +239,7 @@ def test_api_calibration_of_a_wrong_type_is_an_input_error(value, kind) -> None:
 
 # -- 6. a calibration file named but absent: no such file --------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_named_calibration_file_that_does_not_exist_is_refused(tmp_path: Path) -> None:
     from planner import estimate
     from planner.core.errors import InputError

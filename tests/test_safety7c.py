@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cli_helpers import ROOT, _cli, _scenario, _sha
@@ -193,6 +194,7 @@ def _refused(r, stream: str, path: str) -> None:
                              f"Redirect {stream} to another file."), other
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_stdout_onto_the_model_config_a_scenario_names_is_refused(tmp_path: Path) -> None:
     # the scenario lies in sub/ and names 'mymodel' relative to it; planner runs from tmp_path: no option names
     # sub/mymodel, only the scenario does (planner.api.plans.named_files)

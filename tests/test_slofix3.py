@@ -92,6 +92,7 @@ def test_a_larger_card_offered_meets_the_slo(catalog):
         plan(_chat(slo, allowed_gpus=["rtx-6000-ada"], max_cards=1), catalog=catalog)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_deadline_fix_past_the_node_cap_is_not_offered(tmp_path):
     # the user's case: a 0.01 h deadline needs 1888 x b200 = 236 nodes of 8; max_nodes is capped at 64
     # (planner.solve.scenario.MAX_NODES), so "raise max_nodes" cannot be done and is not offered

@@ -247,6 +247,7 @@ def test_cloud_prices_sources_are_on_the_sources_sheet(tmp_path):
     assert "aws-g6-xlarge" in " ".join(str(x) for x in sky if x)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 def test_libreoffice_seed_workbook_equals_cli(tmp_path):

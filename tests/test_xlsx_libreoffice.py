@@ -91,6 +91,7 @@ def written(tmp_path):
     return data, path
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_recalculated_grand_total_equals_the_planners(written, tmp_path):
     data, path = written
     expected = quote_totals(data.line_items, data.quote)
@@ -150,6 +151,7 @@ def test_grand_total_follows_an_edited_quantity_and_rate(written, tmp_path):
     assert cents(got[NAME_GRAND_TOTAL]) == cents(by_hand.grand_total_usd)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("quantity", [0, 1, 7, 250])
 def test_grand_total_to_the_cent_for_awkward_prices(tmp_path, quantity):
     """Prices with cents, a fractional tax rate and a discount: no rounding drift."""

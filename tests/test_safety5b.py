@@ -439,7 +439,8 @@ def test_non_ascii_digits_are_refused_everywhere_with_a_hint_that_works(tmp_path
     from planner.core.errors import InputError
 
     msg = _raises(InputError, estimate, model="llama-2-7b", task="train", method="qlora", seq_len=512, micro_batch="２")
-    assert msg == "--micro-batch: must be a whole number, not '２'. Write ASCII digits: --micro-batch 2.", msg
+    # an API error names the keyword passed, not the command line's option (h16b audit item)
+    assert msg == "micro_batch: must be a whole number, not '２'. Write ASCII digits: micro_batch=2.", msg
     (tmp_path / "t.yaml").write_text(COMPARE.read_text().replace("dataset_tokens: 100000000 ",
                                                                  "tokens_per_month: \"２００M\" "), encoding="utf-8")
     r = _cli("compare", "t.yaml", cwd=tmp_path)
@@ -468,11 +469,11 @@ def test_api_small_leftovers(tmp_path: Path) -> None:
     cli_text = _cli("compare", str(COMPARE), "--top", "2").stdout.decode("utf-8")
     assert r.text().strip() == cli_text.strip()
     msg = _raises(InputError, compare, COMPARE, top=0)
-    assert msg == "--top: must be a whole number from 1 to 1000, not 0.", msg
+    assert msg == "top: must be a whole number from 1 to 1000, not 0.", msg  # the keyword passed
     # (f) the value given, not the float it rounds to (before: "not 0.0")
     msg = _raises(InputError, estimate, model="llama-2-7b", task="infer", engine="vllm", gpu="rtx-4090",
                   gpu_memory_utilization=Decimal("1e-400"))
-    assert msg == "--gpu-memory-utilization: must be more than 0, not Decimal('1E-400').", msg
+    assert msg == "gpu_memory_utilization: must be more than 0, not Decimal('1E-400').", msg
 
 
 def test_a_utf16_file_is_named_as_utf16(tmp_path: Path) -> None:

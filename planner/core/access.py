@@ -23,7 +23,7 @@ import struct
 from collections.abc import Sequence
 from pathlib import Path
 
-from planner.core.atomic import ACL_XATTR, KEPT_MODE_BITS, _acl_of
+from planner.core.aclxattr import ACL_XATTR, KEPT_MODE_BITS, _acl_of
 from planner.core.errors import OutputError
 
 #: posix_acl_xattr.h: POSIX_ACL_XATTR_VERSION; posix_acl.h: the tags (see the module docstring).

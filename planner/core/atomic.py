@@ -21,16 +21,13 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from planner.core.aclxattr import ACL_XATTR, KEPT_MODE_BITS, _acl_of  # noqa: F401 (re-exported)
 from planner.core.errors import DestinationError, OutputError
 from planner.core.names import cut_utf8
 
 #: The prefix of a report set's staging folders (planner.core.reportset).
 STAGING_PREFIX = ".planner-staging-"
 
-#: The mode bits a replaced file passes on to its new content (:func:`kept_mode`): the permission bits and the sticky
-#: bit, never set-user-ID or set-group-ID (S_ISUID 0o4000, S_ISGID 0o2000: POSIX ``sys/stat.h``): a report that
-#: someone made setuid must not hand that to bytes planner wrote.
-KEPT_MODE_BITS = 0o1777
 
 #: The most UTF-8 bytes of the destination's name kept in a temporary file's name
 #: ('.' + name + '.' + 8 random characters + '.tmp' stays under 255 bytes).
@@ -360,25 +357,6 @@ def keep_group(target: int | str | Path, st: os.stat_result, shown: Path) -> Non
                           f"its group to one of yours (chgrp).") from None
 
 
-#: The extended attribute that holds a file's POSIX access ACL (acl(5); Linux xattr(7), "system" namespace).
-ACL_XATTR = "system.posix_acl_access"
-
-
-def _acl_of(target: int | str | Path) -> bytes | None:
-    """The POSIX access ACL of ``target`` (an fd or a path, not followed), or None: none, or a file
-    system / platform without extended attributes."""
-    getxattr = getattr(os, "getxattr", None)
-    if getxattr is None:
-        return None
-    try:
-        if isinstance(target, int):
-            return getxattr(target, ACL_XATTR)
-        return getxattr(target, ACL_XATTR, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno in (errno.ENODATA, getattr(errno, "ENOATTR", errno.ENODATA), errno.ENOTSUP,
-                         errno.EOPNOTSUPP, errno.ENOENT):
-            return None
-        raise
 
 
 def kept_mode(st: os.stat_result) -> int:

@@ -18,6 +18,21 @@ import unicodedata
 from collections.abc import Iterable
 
 
+def escaped_char(ch: str) -> str:
+    """One character as its visible escape: '\\n', '\\x1b', '\\u202e', '\\U000e0041'; a byte that was not UTF-8
+    (held as U+DC80-U+DCFF, PEP 383) as the byte, '\\xff'. (planner.core.names.escape_unsafe picks which characters
+    are escaped in names and texts; an error's file path escapes every character Python does not print.)"""
+    special = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch)
+    if special:
+        return special
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
 class PlannerError(Exception):
     """Base class of every error the planner raises on purpose."""
 
@@ -66,9 +81,7 @@ class InputError(PlannerError, ValueError):
     def _format(self) -> str:
         parts = []
         if self.file:  # a line break, a tab or an ESC in a path shown escaped ('nl\\ndir'), never folded to a blank
-            from planner.core.names import escape_unsafe
-
-            file = escape_unsafe(str(self.file))
+            file = "".join(c if c.isprintable() or c == " " else escaped_char(c) for c in str(self.file))
             parts.append(f"{file}:{self.line}" if self.line else file)
         if self.entry:  # a key as written may hold a blank an editor shows as a space ('\u2003context')
             parts.append("".join(c if c.isprintable() else ascii(c)[1:-1] for c in self.entry))

@@ -9,14 +9,11 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from planner.core.errors import close_matches, did_you_mean
-from planner.core.written import as_written
 from planner.core.units import NotWhole, exact_float, separator_problem
 
-if TYPE_CHECKING:
-    from planner.core.fields import Entry
 
 
 def _date_hint(value: Any, spell: Callable[[str], str]) -> str | None:
@@ -52,14 +49,6 @@ def _date_hint(value: Any, spell: Callable[[str], str]) -> str | None:
 
 #: 'YYYY-MM-DD' or 'YYYY-MM' in ASCII digits, which strptime's "%Y-%m-%d" / "%Y-%m" read as the same date.
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
-
-
-def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
-    shown = _digits(value) if isinstance(value, int) else as_written(entry, key, value)  # a 300-digit number shortened
-    if lo is not None and value < lo:
-        raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)
-    if hi is not None and value > hi:
-        raise entry.error(f"must be at most {_num(hi)}, not {shown}", key)
 
 
 _FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max

@@ -20,10 +20,10 @@ from planner.core.escape import XSTRING_ESCAPE, cell_units
 from planner.core.names import (MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, name_problem, text_glyph_problem,
                                 unsafe_problem)
 from planner.core.list_hints import flow_list as _flow_list, key_hint
-from planner.core.written import other_spelling_hint
+from planner.core.written import as_written, other_spelling_hint
 from planner.core.units import NotWhole, UnitError, parse_rate, parse_size
 from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT_MAX, _ISO_DATE, _POWER, _PREFIX,
-                                     _bool_note, _check_range, _choice_note, _date_hint, _digits, _int_hint,
+                                     _bool_note, _choice_note, _num, _date_hint, _digits, _int_hint,
                                      _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _takes_hint,
                                      _text_note, plain_number)
 from planner.core.fieldhints import (ascii_digits, ascii_digits_hint, block_number_hint, shown_number,
@@ -525,3 +525,11 @@ class Entry:
 #: assumes that the year 1900 is a leap year",
 #: https://learn.microsoft.com/en-us/office/troubleshoot/excel/wrongly-assumes-1900-is-leap-year).
 EARLIEST_DATE = _dt.date(2000, 1, 1)
+
+
+def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
+    shown = _digits(value) if isinstance(value, int) else as_written(entry, key, value)  # a 300-digit number shortened
+    if lo is not None and value < lo:
+        raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)
+    if hi is not None and value > hi:
+        raise entry.error(f"must be at most {_num(hi)}, not {shown}", key)

@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from planner.core.errors import OutputError
+from planner.core.errors import OutputError, escaped_char as _escaped
 
 #: The most UTF-8 bytes of a report file name's stem (the name is <stem>[-compare].<ext>).
 MAX_STEM_BYTES = 120
@@ -677,20 +677,6 @@ def escape_unsafe(text: str, *, newlines: bool = False) -> str:
     if not newlines:
         return _ESCAPED_NAME.sub(lambda m: _escaped(m.group()), text)
     return _ESCAPED_TEXT.sub(lambda m: m.group() if joined_here(text, m.start()) else _escaped(m.group()), text)
-
-
-def _escaped(ch: str) -> str:
-    """One unsafe character as its visible escape: '\\n', '\\x1b', '\\u202e', '\\U000e0041'; a byte that
-    was not UTF-8 (held as U+DC80-U+DCFF, PEP 383) as the byte, '\\xff'."""
-    special = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch)
-    if special:
-        return special
-    code = ord(ch)
-    if 0xDC80 <= code <= 0xDCFF:
-        return f"\\x{code - 0xDC00:02x}"
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 #: The most characters of a text from a file that a message or report echoes (a real value, a quant_method

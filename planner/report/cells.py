@@ -71,6 +71,18 @@ def clean_text(value: object) -> str:
     return text
 
 
+def property_text(value: object) -> str:
+    """``value`` as a document property (docProps/core.xml: title, subject, description) holds it: the
+    characters XML 1.0 forbids shown as escapes (planner.core.escape.xml_text) and nothing else. A
+    property is plain XML text (ECMA-376 Part 2, 11 Core Properties: Dublin Core elements), not an
+    ST_Xstring, so no reader decodes ``_xHHHH_`` in it and the cell escape (``_x005F_``, :func:`clean_text`)
+    must not be applied: ``run_x2000_final`` is written as it is (h17b #1). openpyxl writes ``&`` and ``<``
+    as entities."""
+    from planner.core.escape import xml_text
+
+    return xml_text(value)
+
+
 def put_text(ws: Worksheet, row: int, col: int, value: object):
     """Write ``value`` as a text cell, never a formula, whatever its first character.
 

@@ -56,7 +56,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.report.cells import clean_text, indent_after_numbers, split_coord
+from planner.report.cells import indent_after_numbers, property_text, split_coord
 from planner.report.printfit import fit_merges_to_page, page_columns, widen_for_numbers, wrap_cut_text
 from planner.report.sheets.alternatives import write_alternatives
 from planner.report.sheets.assumptions import write_assumptions
@@ -197,15 +197,16 @@ def build_workbook(data: WorkbookData, extra_sheets: Sequence[Callable[[Any], ob
     wb.active = 0
     wb.calculation = CalcProperties(fullCalcOnLoad=True)
     props = wb.properties
-    props.title = clean_text(data.title)
-    props.subject = clean_text(f"Hardware plan for scenario {data.scenario_name}")
+    # properties are plain XML, not cells: no _xHHHH_ escape (h17b #1)
+    props.title = property_text(data.title)
+    props.subject = property_text(f"Hardware plan for scenario {data.scenario_name}")
     props.creator = "planner" + (f" {data.planner_version}" if data.planner_version else "")
     props.lastModifiedBy = props.creator
     created = data.created.replace(tzinfo=None) if data.created.tzinfo else data.created
     props.created = created
     props.modified = created
     props.keywords = "hardware plan; quote; GPU memory"
-    props.description = clean_text(f"Catalog {data.catalog_label}")
+    props.description = property_text(f"Catalog {data.catalog_label}")
     return wb
 
 

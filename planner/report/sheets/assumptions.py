@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from planner.core.names import path_text
 from planner.report.cells import (
-    clean_text,
     fit_columns,
     header,
     put_as_of,
@@ -70,7 +69,7 @@ def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSo
     row = _recipes(ws, data, row)
     row = _catalog_entries(ws, data, cited, row)
     row = _workload_notes(ws, data, row)
-    section(ws, row, "Scenario as given" + (f" ({clean_text(path_text(data.scenario_file))})" if data.scenario_file else ""))
+    section(ws, row, "Scenario as given" + (f" ({path_text(data.scenario_file)})" if data.scenario_file else ""))
     # monospaced, its leading spaces kept (YAML's indentation), wrapped across A-L (163 characters)
     put_sentences(ws, row + 1, 1, [_copied_line(n, line) for n, line in enumerate(data.scenario_text.splitlines(), 1)],
                   _LAST_COL, style("mono"))

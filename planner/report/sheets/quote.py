@@ -32,7 +32,6 @@ from planner.report.cells import (
     INT_FORMAT,
     PCT_FORMAT,
     USD_FORMAT,
-    clean_text,
     fit_columns,
     header,
     label,
@@ -125,7 +124,7 @@ def _header_block(ws: Worksheet, data: WorkbookData, statuses: Sequence[str], ci
 
     q = data.quote
     st = styles()
-    title(ws, 1, QUOTE_TITLE.format(name=clean_text(data.scenario_name)))
+    title(ws, 1, QUOTE_TITLE.format(name=data.scenario_name))  # escaped once, by put_text (h17b #1)
     label(ws, 2, 1, "Reference")
     mark_input(put_text(ws, 2, 2, q.quote_number))
     label(ws, 3, 1, "Estimate date")

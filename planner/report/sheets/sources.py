@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from planner.catalog.sources import SourceDoc, SourceIndex, ref_ids
+from planner.core.escape import xml_text
 from planner.report.cells import (
     FLAG_FILL,
     clean_text,
@@ -192,7 +193,8 @@ def _put_link(ws: Worksheet, row: int, col: int, url: str, width: float, file: s
     from openpyxl.styles import Alignment, Font
 
     cell = put_text(ws, row, col, url)
-    target = clean_text(url)
+    # a link's target is a relationship's Target attribute, plain XML, not an ST_Xstring: no _x005F_ escape
+    target = xml_text(url)
     if len(target) + 2 > width:
         cell.alignment = Alignment(wrap_text=True, vertical="top")
     elif len(target) <= _MAX_LINK_CHARS and target.startswith(("http://", "https://")) and linkable(target, file):

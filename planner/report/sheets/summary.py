@@ -23,7 +23,6 @@ from planner.report.cells import (
     INT_FORMAT,
     PCT_FORMAT,
     USD_FORMAT,
-    clean_text,
     fit_columns,
     merge_across,
     gib,
@@ -64,7 +63,7 @@ _WARNING_COLS = (6, _LAST_COL)  # F-N
 def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]) -> None:
     """Write the Summary sheet; ``quote_cells``: the Quote sheet's key cells
     (:func:`planner.report.sheets.quote.write_quote`), for the grand total."""
-    title(ws, 1, clean_text(data.title))
+    title(ws, 1, data.title)  # escaped once, by put_text (h17b #1)
     label(ws, 2, 1, "Scenario")
     put_text(ws, 2, 2, data.scenario_name)
     label(ws, 3, 1, "Date")

@@ -71,10 +71,12 @@ def test_a_set_drawn_alike_is_refused_through_the_api_before_any_work(tmp_path: 
 
 
 def test_sets_in_another_case_or_unicode_form_keep_their_own_rules(tmp_path: Path) -> None:
-    # NFKC variants are one set (tests/test_safety11.py); a name in another case stays with the case rule
+    # an NFKC variant gives the same file name and is another set's (h17b #5e: tests/test_safety11.py); a name in
+    # another case stays with the case rule
     out = tmp_path / "out"
     assert _run("plan", _scenario(tmp_path, "a.yaml", "chat"), "--out", str(out), "--format", "json")[0] == 0
-    assert _run("plan", _scenario(tmp_path, "b.yaml", "\uff43hat"), "--out", str(out), "--format", "json")[0] == 0
+    code, err = _run("plan", _scenario(tmp_path, "b.yaml", "\uff43hat"), "--out", str(out), "--format", "json")
+    assert code == 2 and "would write a file of the same name" in err, err
     code, err = _run("plan", _scenario(tmp_path, "c.yaml", "Chat"), "--out", str(out), "--format", "json")
     assert code == 2 and "differ only in upper and lower case" in err, err
     # a set unlike any other is still written beside them

@@ -119,3 +119,69 @@ def test_libreoffice_shows_the_titles_and_the_pdf_title_as_typed(tmp_path: Path)
     assert "x005F" not in text and "x005F" not in info
     assert f"Hardware plan: {NAME}" in text and f"Budgetary estimate for scenario {NAME}" in text
     assert re.search(rf"(?m)^Title:\s+Hardware plan: {NAME}$", info), info
+
+
+# ----- 5e: names equal only in NFKC ---------------------------------------------------------------------------
+
+
+def _plan(tmp_path: Path, file: str, name: str, out: Path):
+    s = tmp_path / file
+    s.write_text(f'name: "{name}"\n{WORKLOADS}', encoding="utf-8")
+    return CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json"])
+
+
+@pytest.mark.parametrize("first, second, stem, said", [
+    # UnicodeData.txt compatibility decompositions: FB01 <compat> 0066 0069; 216B <compat> 0058 0049 0049
+    ("\ufb01ne", "fine", "fine", "U+FB01 (LATIN SMALL LIGATURE FI) as 'fi'"),
+    ("fine", "\ufb01ne", "fine", "U+FB01 (LATIN SMALL LIGATURE FI) as 'fi'"),
+    ("\u216b", "XII", "XII", "U+216B (ROMAN NUMERAL TWELVE) as 'XII'"),
+])
+def test_a_second_set_whose_name_is_equal_only_in_nfkc_is_refused(tmp_path: Path, first: str, second: str,
+                                                                  stem: str, said: str) -> None:
+    out = tmp_path / "o"
+    assert _plan(tmp_path, "a.yaml", first, out).exit_code == 0
+    before = (out / f"{stem}.json").read_bytes()
+    r = _plan(tmp_path, "b.yaml", second, out)
+    assert r.exit_code == 2, r.output
+    line = r.stderr.strip()
+    assert (f"{out / stem}.json: is a report of 'plan {first}', and 'plan {second}' would write a file of the same "
+            f"name (the file name is made of a name in Unicode NFKC, where the two are one: {said}); planner never "
+            "replaces or removes another set's report.") in line, line
+    assert (out / f"{stem}.json").read_bytes() == before  # the first set's report is kept
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", f"{stem}.json"]
+
+
+def test_a_name_composed_or_decomposed_is_still_one_set(tmp_path: Path) -> None:
+    # 'café' with U+00E9 and with 'e' + U+0301 are canonically equivalent (UAX #15, 1.1): one set, replaced
+    out = tmp_path / "o"
+    assert _plan(tmp_path, "a.yaml", "caf\u00e9", out).exit_code == 0
+    r = _plan(tmp_path, "b.yaml", "cafe\u0301", out)
+    assert r.exit_code == 0, r.output
+    assert "reports are named" not in r.stderr  # the file name holds it composed, drawn the same
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "caf\u00e9.json"]
+
+
+@pytest.mark.parametrize("name, stem, said", [
+    ("\ufb01ne", "fine", "U+FB01 (LATIN SMALL LIGATURE FI) as 'fi'"),
+    ("\u216b", "XII", "U+216B (ROMAN NUMERAL TWELVE) as 'XII'"),
+    # UnicodeData.txt: 01C5 <compat> 0044 017E; 2024 <compat> 002E
+    ("\u01c5x", "D\u017ex", "U+01C5 (LATIN CAPITAL LETTER D WITH SMALL LETTER Z WITH CARON) as 'D\u017e'"),
+    ("a\u2024b", "a.b", "U+2024 (ONE DOT LEADER) as '.'"),
+])
+def test_a_name_written_with_compatibility_characters_gets_the_note(tmp_path: Path, name: str, stem: str,
+                                                                    said: str) -> None:
+    r = _plan(tmp_path, "s.yaml", name, tmp_path / "o")
+    assert r.exit_code == 0, r.output
+    note = " ".join(r.stderr.split())  # the note is wrapped to the terminal's width
+    assert (f"Note: the reports are named {stem!r}: the scenario name {name!r} is written with characters the file "
+            f"name holds in their plain form (Unicode NFKC: {said}).") in note, note
+    assert (tmp_path / "o" / f"{stem}.json").is_file()
+
+
+def test_a_name_with_a_ligature_and_a_symbol_gets_both_reasons(tmp_path: Path) -> None:
+    # 'ﬁ x': NFKC 'fi x', then the space becomes '-' (planner.core.names.safe_stem): 'fi-x'
+    r = _plan(tmp_path, "s.yaml", "\ufb01 x", tmp_path / "o")
+    assert r.exit_code == 0, r.output
+    note = " ".join(r.stderr.split())
+    assert ("the scenario name '\ufb01 x' is written with characters the file name holds in their plain form (Unicode "
+            "NFKC: U+FB01 (LATIN SMALL LIGATURE FI) as 'fi') and holds characters a file name cannot") in note, note

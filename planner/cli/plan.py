@@ -88,14 +88,24 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
 
 
 def _name_note(name: str) -> None:
-    """Say so on stderr when the reports' file name is not the scenario's name (planner.core.names.safe_stem)."""
+    """Say so on stderr when the reports' file name is not the scenario's name (planner.core.names.safe_stem): it
+    holds symbols, it is cut, or it is written with compatibility characters (a ligature 'ﬁ', 'Ⅻ', 'ǅ', U+2024),
+    which the file name holds in their Unicode NFKC form (h17b #5e). A decomposed accent is no change: the file
+    name holds it composed (NFC), drawn the same."""
     import unicodedata
 
-    from planner.core.names import MAX_STEM_BYTES, safe_stem
+    from planner.core.names import MAX_STEM_BYTES, compatibility_forms, safe_stem
 
-    composed = unicodedata.normalize("NFKC", name)  # the stem is made of the NFKC spelling: not a change
-    if safe_stem(name) != composed:
-        why = ("holds characters a file name cannot (path separators, spaces, symbols)"
-               if safe_stem(name, max_bytes=None) != composed
-               else f"is longer than the {MAX_STEM_BYTES} bytes (UTF-8) a report's name is cut to")
-        echo(f"Note: the reports are named {safe_stem(name)!r}: the scenario name {name!r} {why}.", err=True)
+    composed = unicodedata.normalize("NFC", name)
+    stem, whole = safe_stem(name), safe_stem(name, max_bytes=None)
+    if stem == composed:
+        return
+    why = []
+    forms = compatibility_forms(name)
+    if forms:
+        why.append(f"is written with characters the file name holds in their plain form (Unicode NFKC: {forms})")
+    if whole != unicodedata.normalize("NFKC", name):
+        why.append("holds characters a file name cannot (path separators, spaces, symbols)")
+    if stem != whole:
+        why.append(f"is longer than the {MAX_STEM_BYTES} bytes (UTF-8) a report's name is cut to")
+    echo(f"Note: the reports are named {stem!r}: the scenario name {name!r} {' and '.join(why)}.", err=True)

@@ -22,7 +22,7 @@ from planner.core.protected import refuse_protected
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask
 from planner.core.pseudofs import refuse_pseudo_fs
 from planner.core.sharing import refuse_shared_folder
-from planner.core.names import clash_key, lookalike_note, name_key
+from planner.core.names import clash_key, lookalike_note, same_spelling
 
 #: The most UTF-8 bytes one file name may have (Linux NAME_MAX; most file systems allow 255).
 NAME_MAX_BYTES = 255
@@ -149,10 +149,12 @@ def _owns(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> boo
 
 
 def _same_set(owner: str | None, set_name: str) -> bool:
-    """Whether a manifest's set ``owner`` is the set ``set_name`` ('plan café'): the same text in Unicode
-    NFKC, as names compare (planner.core.names.name_key: a scenario named 'café' composed and decomposed is
-    one scenario, whose second run replaces the first's reports)."""
-    return owner is not None and (owner == set_name or name_key(owner) == name_key(set_name))
+    """Whether a manifest's set ``owner`` is the set ``set_name`` ('plan café'): the same text up to canonical
+    equivalence (planner.core.names.same_spelling: a scenario named 'café' composed and decomposed is one
+    scenario, whose second run replaces the first's reports). Names equal only in Unicode NFKC ('plan ﬁne' and
+    'plan fine', 'plan Ⅻ' and 'plan XII') give one file name but are two sets: the second is refused as any other
+    set writing the same file is (h17b #5e)."""
+    return owner is not None and same_spelling(owner, set_name)
 
 
 def _is_input(path: Path, inputs: Iterable[str | Path]) -> bool:
@@ -264,12 +266,17 @@ def _differ(a: str, b: str) -> str:
     """Where two set names that may look alike differ (' (the names differ only at character 8: U+2010
     (HYPHEN) and U+002D (HYPHEN-MINUS))'); '' when they differ in length or in more than one character. The
     position counts in the scenario's name: a set name's leading kind ('plan ', 'compare '), when both share
-    it, is not counted."""
-    from planner.core.names import char_name
+    it, is not counted. Two names equal in Unicode NFKC ('ﬁne', 'fine') are said to be, with the characters NFKC
+    writes otherwise (' (the file name is made of a name in Unicode NFKC, where the two are one: U+FB01 (LATIN
+    SMALL LIGATURE FI) as 'fi')')."""
+    from planner.core.names import char_name, compatibility_forms, name_key
 
     kind = a.split(" ", 1)[0] + " "
     if " " in a and b.startswith(kind):
         a, b = a[len(kind):], b[len(kind):]
+    if name_key(a) == name_key(b):
+        forms = ", ".join(f for f in (compatibility_forms(a), compatibility_forms(b)) if f)
+        return f" (the file name is made of a name in Unicode NFKC, where the two are one: {forms})"
     diff = [(i, x, y) for i, (x, y) in enumerate(zip(a, b), 1) if x != y]
     if len(a) != len(b) or len(diff) != 1:
         return ""

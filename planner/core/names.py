@@ -55,7 +55,8 @@ def cut_utf8(text: str, max_bytes: int) -> str:
 def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES, *, check_reserved: bool = True) -> str:
     """A file name stem from a scenario name, NFKC-normalised first as names are compared (:func:`name_key`:
     a decomposed accent is kept as its composed letter, a full-width or other compatibility letter is its
-    plain one, so names that compare equal write one set of files): no path separators, no '..', no leading dots, at most ``max_bytes`` UTF-8 bytes
+    plain one, so names that compare equal give one file name; only canonically equivalent ones are one report set:
+    :func:`same_spelling`): no path separators, no '..', no leading dots, at most ``max_bytes`` UTF-8 bytes
     (:data:`MAX_STEM_BYTES`; None: not cut).
 
     Characters other than letters and digits (any script), '.', '_' and '-' become '-' (control and
@@ -174,6 +175,24 @@ def name_key(name: str) -> str:
     letters in another form) (Unicode Standard Annex #15, "Unicode Normalization Forms", section 1.1
     "Canonical and Compatibility Equivalence")."""
     return unicodedata.normalize("NFKC", name)
+
+
+def same_spelling(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are one text written two canonically equivalent ways ('café' with U+00E9 and with
+    'e' + U+0301: drawn the same, one text in Unicode NFC; UAX #15, section 1.1). Names only compatibility
+    equivalent ('ﬁne' and 'fine', 'Ⅻ' and 'XII', full-width 'ｗ' and 'w') are not: they are drawn differently,
+    though they compare as one name (:func:`name_key`) and give one file name (:func:`safe_stem`), so two report
+    sets so named clash in one folder (h17b #5e)."""
+    return a == b or unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
+
+
+def compatibility_forms(name: str, most: int = 3) -> str:
+    """The characters of ``name`` that Unicode NFKC writes otherwise, each with what it becomes ("U+FB01 (LATIN
+    SMALL LIGATURE FI) as 'fi'"), at most ``most`` of them joined by ', '; '' when there are none (the name is
+    its own NFKC, up to canonical equivalence). A file name is made of a name's NFKC (:func:`safe_stem`)."""
+    forms = [ch for ch in dict.fromkeys(unicodedata.normalize("NFC", name))
+             if unicodedata.normalize("NFKC", ch) != ch]
+    return ", ".join(f"{char_name(ch)} as {unicodedata.normalize('NFKC', ch)!r}" for ch in forms[:most])
 
 
 def clash_key(name: str) -> str:

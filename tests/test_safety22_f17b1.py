@@ -185,3 +185,24 @@ def test_a_name_with_a_ligature_and_a_symbol_gets_both_reasons(tmp_path: Path) -
     note = " ".join(r.stderr.split())
     assert ("the scenario name '\ufb01 x' is written with characters the file name holds in their plain form (Unicode "
             "NFKC: U+FB01 (LATIN SMALL LIGATURE FI) as 'fi') and holds characters a file name cannot") in note, note
+
+
+# ----- 5c: a name of only dots -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["..", ".", "-.-"])
+def test_a_name_of_dots_and_dashes_gets_a_hint_that_works(tmp_path: Path, name: str) -> None:
+    r = _plan(tmp_path, "s.yaml", name, tmp_path / "o")
+    assert r.exit_code == 2, r.output
+    line = r.stderr.strip()
+    assert f"name: name {name!r} leaves nothing to name the report files with. Give it a letter, a digit or '_' (a " \
+           "file name drops the dots and dashes at its ends and makes other symbols and spaces dashes), e.g. " \
+           "name: ft-7b-workstation." in line, line
+    assert "'.'" not in line.split("Give it", 1)[1]  # no longer offered: a name of dots is cut to nothing
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_hint_s_underscore_is_a_name(tmp_path: Path) -> None:
+    r = _plan(tmp_path, "s.yaml", "_", tmp_path / "o")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "o" / "_.json").is_file()

@@ -513,7 +513,10 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
         stem = ""
     if not stem:
         raise root.error(f"name {name!r} leaves nothing to name the report files with", "name",
-                         "Use letters, digits, '-', '_' or '.', e.g. name: ft-7b-workstation.")
+                         # a name of only '.' and '-' is cut to nothing (safe_stem strips them at the ends), so the
+                         # hint asks for what a file name keeps (h17b #5c)
+                         "Give it a letter, a digit or '_' (a file name drops the dots and dashes at its ends and "
+                         "makes other symbols and spaces dashes), e.g. name: ft-7b-workstation.")
     if windows_reserved(stem):
         raise root.error(f"name {name!r} gives the report names {stem}.json, {stem}.xlsx, ..., which Windows reserves "
                          f"for the device {windows_reserved(stem)} (a report folder copied there loses them)", "name",

@@ -151,8 +151,11 @@ def test_a_save_after_the_swap_is_kept_when_the_set_is_put_back(tmp_path: Path, 
     message = str(err.value)
     staging = _staging(out)
     assert len(staging) == 1
-    assert message.endswith(f"Another file that took the name a.json meanwhile is kept in {out / staging[0] / 'a.json'}; "
-                            "planner removes nothing there."), message
+    # the saved file, then planner's new b.json (staged, never moved: b.json failed), then the folder kept
+    folder = out / staging[0]
+    assert message.endswith(f"Another file that took the name a.json meanwhile is kept in {folder / 'a.json'}. "
+                            f"Planner's new b.json of this run is in {folder} too. Planner removes nothing in "
+                            f"{folder}."), message
     assert (out / "a.json").read_text() == "old a" and (out / "b.json").read_text() == "old b"
     assert (out / staging[0] / "a.json").read_text() == "MY a"
     assert not (out / staging[0] / STAGING_MARK).exists()  # never cleaned by a later run

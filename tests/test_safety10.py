@@ -317,7 +317,9 @@ def test_a_dead_staging_folder_with_previous_reports_is_said(tmp_path: Path) -> 
     def dead_staging() -> Path:
         dead = out / (reportset.STAGING_PREFIX + "dead5678")
         dead.mkdir()
-        (dead / "0.old").write_text("the previous json\n")
+        # a previous report the moves kept: here the same plan's json, whose SHA-256 the manifest lists (h17a #2:
+        # an N.old that no hash in the manifest matches was written to since, and is left)
+        (dead / "0.old").write_bytes((out / "qlora-7b-12gb.json").read_bytes())
         (dead / reportset.STAGING_MARK).write_bytes(reportset._MARK_HEADER + b'"0.old"\n')
         return dead
 

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from planner.cli.streams import refuse_streams_onto_inputs
-from planner.core.errors import PlannerError, UsageError
+from planner.core.errors import OutputError, PlannerError, UsageError
 from planner.core.names import escape_unsafe
 from planner.core.outpath import UNEXPANDED
 
@@ -528,6 +528,9 @@ def handle_errors(fn):
             if exc.exit_code == 1:
                 echo(str(exc), err=True)
                 sys.exit(1)
+            if isinstance(exc, OutputError):  # one raised once the reports were in place: what the run left, first
+                for note in getattr(exc, "notes", ()):
+                    echo(note, err=True)
             _fail(exc.cli_line(), exc.exit_code)
         except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit):
             raise

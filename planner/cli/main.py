@@ -129,6 +129,13 @@ class _Group(click.Group):
         if sys.stdout is None:  # started with standard output closed ('>&-'): what it prints would vanish
             _fail("standard output is closed, so nothing planner prints could be read. Send it to a file or to "
                   "/dev/null ('> /dev/null') instead of closing it.", 2)
+        if sys.stderr is None:  # standard error closed ('2>&-'): its notes ("Kept ...", "Left ...") would vanish
+            try:  # said on standard output, the one stream there is
+                click.echo("Error: standard error is closed, so the notes and errors planner gives there could not "
+                           "be read. Send it to a file or to /dev/null ('2> /dev/null') instead of closing it.")
+            except (OSError, ValueError):
+                pass
+            sys.exit(2)
         # a stream onto the catalog, the package or a file the command line names: refused before --help,
         # --version or a usage line could be printed into it (the full check runs once the options are read)
         refuse_streams_early(sys.argv[1:] if args is None else list(args))

@@ -78,6 +78,9 @@ class _Moves:
     left: dict[str, tuple[tuple[int, bytes | None, int], int]] = field(default_factory=dict)
     #: what putting the set back carried over or could not, one line each, for the error line
     notes: list[str] = field(default_factory=list)
+    #: the names in :attr:`saved` where the file kept in the staging folder is the one planner moved away (a
+    #: stale report taken) and the file at the name is the one saved meanwhile
+    displaced: list[str] = field(default_factory=list)
 
 
 def _noreplace(src: Path, dst: Path, moves: _Moves) -> None:
@@ -175,6 +178,7 @@ def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
                 _noreplace(kept, dst, moves)
             except FileExistsError:
                 moves.saved.append((name, kept))  # a new file took the name meanwhile: both kept
+                moves.displaced.append(name)  # the file at the name is that new one; the one moved away is in kept
         moves.steps.pop()
 
 
@@ -224,9 +228,7 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         kept = ""
         if moves.saved:
             _keep(rs, mark)
-            name, where = moves.saved[0]
-            kept = (f" Another file that took the name {name} meanwhile is kept in {where}; planner removes "
-                    "nothing there.")
+            kept = _saved_text(rs, moves, digests, exc.name if isinstance(exc, Changed) else None)
         kept += "".join(f" {note}" for note in moves.notes)  # a permission change carried onto the set put back
         if isinstance(exc, Changed) and exc.created:
             raise OutputError(f"{rs.out / exc.name}: was created while planner was writing the reports (by another "
@@ -241,6 +243,11 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
             raise OutputError(f"{rs.out / exc.name}: was replaced by a folder, a link or a pipe while planner was "
                               "replacing it; that was put back as it is, and the rest of the previous set as it was: "
                               "nothing was replaced. Move it away and run again." + kept) from None
+        if isinstance(exc, Changed) and exc.name in moves.displaced:  # another save took the name first
+            raise OutputError(f"{rs.out / exc.name}: was changed while planner was replacing it (an edit saved "
+                              "meanwhile), and could not be put back: another file took the name first; the rest "
+                              "of the previous set was put back as it was: nothing was replaced." + kept + " Check those "
+                              "files, move the one you do not want away, and run again.") from None
         if isinstance(exc, Changed):
             raise OutputError(f"{rs.out / exc.name}: was changed while planner was replacing it (an edit saved "
                               "meanwhile); it was put back with that change, and the rest of the previous set as "
@@ -256,6 +263,25 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
     _recheck_gained(rs, removed, moves)
     rs.previous = [step for step in moves.steps if step[2] is not None]  # for finish_removal
     return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]
+
+
+def _saved_text(rs: Any, moves: _Moves, digests: dict[str, str], changed: str | None) -> str:
+    """Where each file is when undoing the moves met a file saved meanwhile (:attr:`_Moves.saved`: the staging
+    folder is kept), for the error line: the saved one and the one planner moved, and planner's new reports left
+    in the staging folder. ``changed``: the name whose change stopped the moves (None: another failure)."""
+    said = []
+    for name, where in moves.saved:
+        if name in moves.displaced:
+            what = "the file you changed there" if name == changed else "the previous report planner moved from there"
+            said.append(f"Another file took the name {rs.out / name} meanwhile and was left at it; {what} is kept "
+                        f"in {where}.")
+        else:
+            said.append(f"Another file that took the name {name} meanwhile is kept in {where}.")
+    new = [n for n in rs._names if _sha256(rs._staging / n) == digests.get(n)]
+    if new:
+        said.append(f"Planner's new {', '.join(new)} of this run {'is' if len(new) == 1 else 'are'} in "
+                    f"{rs._staging} too.")
+    return " " + " ".join(said) + f" Planner removes nothing in {rs._staging}."
 
 
 def _remember(moves: _Moves, name: str, dst: Path, staged: Path) -> None:
@@ -333,8 +359,13 @@ def finish_removal(rs: Any, manifest: dict[str, dict], removed: list[str], mark:
     put_back: list[str] = []
     for how, name, kept in rs.previous:
         assert kept is not None
+        what = "the stale report removed" if how == "taken" else "the previous report replaced"
         try:
             left = _unlink_if_unchanged(kept, manifest.get(name, {}).get("sha256", []))
+        except Unsaved as exc:
+            _keep(rs, mark)
+            rs.lost.append(_unsaved_line(rs.out / name, what, kept.parent, exc))
+            continue
         except OSError as exc:
             left = kept
             why = f" ({exc.strerror or exc})"
@@ -353,11 +384,35 @@ def finish_removal(rs: Any, manifest: dict[str, dict], removed: list[str], mark:
             except OSError:
                 pass
         _keep(rs, mark)
-        what = "the stale report removed" if how == "taken" else "the previous report replaced"
         rs.notes.append(f"Kept {left}: {what} at {rs.out / name} was written to (by a program that held it open) "
                         f"after planner moved it away{why}; planner removes nothing in {left.parent}. Check it and "
                         "remove it yourself.")
     return [n for n in removed if n not in put_back]
+
+
+def _unsaved_line(at: Path, what: str, folder: Path, exc: Unsaved) -> str:
+    """The line for a late write whose bytes could not all be saved (:class:`Unsaved`): what was lost, and where
+    the partial copy is in the staging ``folder`` (kept), or that none could be made."""
+    if exc.copy is None:
+        where = f"no copy could be made in {folder}"  # never a path that does not exist
+    elif exc.saved == 0:
+        where = f"{exc.copy} is empty"
+    else:
+        where = f"only {exc.saved} of its {exc.size} bytes are in {exc.copy}, a partial copy"
+    return (f"{at}: {what} there was written to (by a program that held it open) after planner moved it away, "
+            f"and planner could not save its bytes ({exc.why}): {where}; the rest of that report, with the write, "
+            f"is lost. Planner removes nothing in {folder}.")
+
+
+class Unsaved(Exception):
+    """The bytes of a previous report written to after planner unlinked it could not all be saved
+    (:func:`_unlink_if_unchanged`): a file-size limit (``ulimit -f``: the write comes back short), a full disk, a
+    failed ``fsync``. ``copy``: the partial copy left (None: none could be made); ``saved``: the bytes in it;
+    ``size``: the file's size in bytes read through the descriptor it was copied from; ``why``: the error."""
+
+    def __init__(self, copy: Path | None, saved: int, size: int, why: str) -> None:
+        super().__init__(why)
+        self.copy, self.saved, self.size, self.why = copy, saved, size, why
 
 
 def _unlink_if_unchanged(path: Path, expected: list[str]) -> Path | None:
@@ -367,7 +422,10 @@ def _unlink_if_unchanged(path: Path, expected: list[str]) -> Path | None:
     modification time read again through the same descriptor). A file already gone: None.
 
     Raises:
-        OSError: the file cannot be read, or the copy cannot be written.
+        OSError: the file cannot be read or unlinked (it is still at ``path``).
+        Unsaved: it was unlinked, and its copy is not whole: the bytes written (each write checked for a short
+            count), then ``fsync`` and ``close``, must all succeed and add up to the size ``fstat`` gives through
+            the descriptor copied from.
     """
     import hashlib
 
@@ -387,14 +445,46 @@ def _unlink_if_unchanged(path: Path, expected: list[str]) -> Path | None:
         if (now.st_size, now.st_mtime_ns) == (st.st_size, st.st_mtime_ns):
             return None
         copy = path.with_name(path.name[:200] + ".written")
-        out = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
-            offset = 0
-            while chunk := os.pread(fd, 1 << 20, offset):
-                os.write(out, chunk)
-                offset += len(chunk)
-        finally:
-            os.close(out)
+            out = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            raise Unsaved(None, 0, now.st_size, exc.strerror or str(exc)) from None
+        _copy_whole(fd, out, copy)
         return copy
     finally:
         os.close(fd)
+
+
+def _copy_whole(fd: int, out: int, copy: Path) -> int:
+    """Copy every byte of ``fd`` into ``out`` (closed here), checking each write's count, then ``fsync``; the
+    bytes copied, which equal ``fstat(fd).st_size`` read after the copy.
+
+    Raises:
+        Unsaved: a write failed or came back short, ``fsync`` or ``close`` failed, or the count is not the size.
+    """
+    saved, why = 0, ""
+    try:
+        while chunk := os.pread(fd, 1 << 20, saved):
+            view = memoryview(chunk)
+            while view:
+                n = os.write(out, view)  # short under a file-size limit (Python ignores SIGXFSZ): written again
+                if n <= 0:
+                    raise OSError(errno.EIO, "a write saved nothing")
+                view, saved = view[n:], saved + n
+        os.fsync(out)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+    finally:
+        try:
+            os.close(out)
+        except OSError as exc:
+            why = why or exc.strerror or str(exc)
+    try:
+        size = os.fstat(fd).st_size
+    except OSError:
+        size = saved
+    if not why and saved != size:
+        why = "the file changed size while it was copied"
+    if why:
+        raise Unsaved(copy, saved, max(size, saved), why)
+    return saved

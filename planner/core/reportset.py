@@ -75,7 +75,7 @@ from pathlib import Path
 from types import TracebackType
 
 from planner.core.atomic import (STAGING_PREFIX, disk_full, ensure_dir, fsync_dir, full_hint,
-                                  _acl_of, keep_access, kept_mode, path_too_long, sha256_file)
+                                  _acl_of, keep_access, kept_mode, own_file_sha256, path_too_long, sha256_file)
 from planner.core.access import give_set_access
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import (MANIFEST, MANIFEST_MAX_BYTES, MANIFEST_TMP, is_manifest_tmp,
@@ -149,6 +149,9 @@ class ReportSet:
         #: what the run left alone and why, one line each (a stale report changed since, a foreign staging
         #: folder, planner's own dead temporaries removed): for the command to say
         self.notes: list[str] = []
+        #: a previous report written to after its unlink whose bytes could not all be saved, one line each
+        #: (planner.core.moves.finish_removal): :meth:`commit` raises OutputError once the set is in place
+        self.lost: list[str] = []
 
     # -- entering and leaving --
     def __enter__(self) -> ReportSet:
@@ -331,7 +334,9 @@ class ReportSet:
         Raises:
             OutputError: a staged file is missing (a writer did not write it), a destination is
                 read-only or a directory, or a rename fails; nothing is moved then, except when a
-                rename fails part-way (an error of the file system).
+                rename fails part-way (an error of the file system). Also once the set is in place, when a
+                previous report a program wrote to after planner unlinked it could not be saved whole
+                (:attr:`lost`; ``notes`` on the error: the run's :attr:`notes`).
         """
         if self._staging is None or self._committed:
             raise RuntimeError("ReportSet.commit() outside its with block, or twice")
@@ -407,6 +412,11 @@ class ReportSet:
         if guard is not None:  # a signal after this run's last commit still says the reports are whole
             guard.written.extend(done)
             guard.removed.extend(self.removed)
+        if self.lost:  # the set is in place, but bytes a program wrote were lost: not a run that went well
+            gone = f"; removed the stale {_listed(self.removed)}" if self.removed else ""
+            error = OutputError(" ".join(self.lost) + f" The new reports are in place, whole: {_listed(done)}{gone}.")
+            error.notes = tuple(self.notes)  # type: ignore[attr-defined]  (said before the error line)
+            raise error
         return done
 
     def _set_mode(self, manifest: dict[str, dict]) -> int | None:
@@ -529,6 +539,7 @@ class ReportSet:
         except OSError:
             return
         temp = temp_folder()  # a TMPDIR named like a staging folder is the user's, never removed
+        hashes: set[str] | None = None
         for e in entries:
             try:
                 if MANIFEST_TMP.fullmatch(e.name) and _own_stream(e.path):
@@ -549,7 +560,9 @@ class ReportSet:
                                           "it is not a folder a stopped planner run left.")
                         continue
                     held = _files_in(Path(e.path))
-                    left = _clear_staging(Path(e.path))
+                    if hashes is None:  # every hash the manifest lists, read once: what a previous report may be
+                        hashes = _listed_hashes(self.out)
+                    left = _clear_staging(Path(e.path), hashes)
                     if held or left:
                         self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left))
             except OSError:
@@ -672,11 +685,26 @@ def _mixed_names(out: Path) -> list[str]:
     return sorted(n for n, e in manifest.items() if len(e.get("sha256") or []) > 1 and _lexists(out / n))
 
 
-def _clear_staging(folder: Path) -> list[str]:
+def _listed_hashes(out: Path) -> set[str]:
+    """Every SHA-256 the manifest of ``out`` lists, under any name (set() when it has none or cannot be read)."""
+    try:
+        manifest = read_manifest(out)
+    except OutputError:
+        return set()
+    return {h for e in manifest.values() for h in (e.get("sha256") or []) if isinstance(h, str)}
+
+
+#: A previous report the moves kept in the staging folder (planner.core.moves: '<i>.old').
+_OLD = re.compile(r"[0-9]+\.old")
+
+
+def _clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """Remove from a dead staging folder the files planner wrote there (those its mark lists, and their
     temporaries, regular files owned by this user), then the mark and the folder if nothing else is
     left. Returns the names left (sorted); [] when the folder is gone. A folder without planner's mark,
-    or whose mark is not this user's, is left whole."""
+    or whose mark is not this user's, is left whole. A previous report the moves kept there (``<i>.old``)
+    whose SHA-256 is none of ``hashes`` (the manifest's, any name) is left too: a program that held it open
+    may have written to it after the moves (the run was then killed before it could look), and said so."""
     from planner.core.names import cut_utf8
 
     mark = folder / STAGING_MARK
@@ -711,6 +739,11 @@ def _clear_staging(folder: Path) -> list[str]:
             continue
         tmp = _TMP.fullmatch(e.name)
         ours = (e.name in listed or (tmp is not None and tmp.group("stem") in stems)) and not _own_stream(e.path)
+        digest = own_file_sha256(Path(e.path)) if ours and _OLD.fullmatch(e.name) else None
+        if digest is not None and digest not in hashes:
+            left.append(f"{e.name} (a previous report that no hash in {MANIFEST} matches: it may have been written "
+                        "to after planner moved it away)")
+            continue
         try:
             if ours and e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_uid == os.geteuid():
                 os.unlink(e.path)

@@ -2,6 +2,8 @@
 
 - 2: a calibration file's allocator_fraction (0 to 1) written with a leading zero or '_' gets the fraction hint
   the scenario's shares get (planner.core.shares: '05' -> 0.5, '01' and '0_1' -> 0.1), not a plain number.
+- 5a: a llama.cpp KV cache type in another case ('Q8_0', 'F16') is refused with "Did you mean 'q8_0'?", as llama.cpp
+  refuses it (planner.workload.inference._kv_type), not lower-cased without a word.
 """
 
 from __future__ import annotations
@@ -42,4 +44,35 @@ def test_a_leading_zero_allocator_fraction_gets_the_fraction_hint(tmp_path: Path
             f"write allocator_fraction: {meant}.") in err, err
     # the hint, followed, is read
     code, out = _run(*EST_INFER, "--calibration", str(_calibration(tmp_path, meant)))
+    assert code == 0, out
+
+
+# -- #5a: llama.cpp KV cache types in another case -----------------------------------------------------------------
+
+LLAMACPP = ["estimate", "--model", "llama-2-7b", "--task", "infer", "--engine", "llama.cpp", "--weights", "Q4_K_M"]
+
+
+@pytest.mark.parametrize("option, written, meant", [
+    # llama.cpp's kv_cache_type_from_str (common/arg.cpp) compares ggml_type_name() exactly: 'Q8_0' is refused there
+    ("--kv-dtype", "Q8_0", "q8_0"), ("--kv-dtype", "F16", "f16"), ("--kv-dtype-v", "Q4_0", "q4_0"),
+    ("--kv-dtype", "FP16", "f16"),  # fp16 is read as f16; in upper case it is refused as the others are
+])
+def test_a_kv_type_in_upper_case_is_refused(option: str, written: str, meant: str) -> None:
+    code, err = _run(*LLAMACPP, option, written)
+    assert code == 2
+    assert f"{option}: '{written}' is not a llama.cpp KV cache type. Did you mean '{meant}'?" in err, err
+    assert "written in lower case" in err
+
+
+def test_a_kv_type_in_upper_case_in_a_workload_file_is_refused(tmp_path: Path) -> None:
+    p = tmp_path / "w.yaml"
+    p.write_text("model: llama-2-7b\ntask: infer\nengine: llama.cpp\nweights: Q4_K_M\nkv_dtype: Q8_0\n")
+    code, err = _run("estimate", "--workload", str(p))
+    assert code == 2
+    assert "w.yaml:5: kv_dtype: 'Q8_0' is not a llama.cpp KV cache type. Did you mean 'q8_0'?" in err, err
+
+
+@pytest.mark.parametrize("written", ["q8_0", "fp16", "f16"])
+def test_a_kv_type_in_lower_case_is_read(written: str) -> None:
+    code, out = _run(*LLAMACPP, "--kv-dtype", written)
     assert code == 0, out

@@ -4,6 +4,7 @@
   the scenario's shares get (planner.core.shares: '05' -> 0.5, '01' and '0_1' -> 0.1), not a plain number.
 - 5a: a llama.cpp KV cache type in another case ('Q8_0', 'F16') is refused with "Did you mean 'q8_0'?", as llama.cpp
   refuses it (planner.workload.inference._kv_type), not lower-cased without a word.
+- 5d: fit(micro_batch=True) is refused as no whole number (planner.api.fits._targets), not "needs exactly one ...".
 """
 
 from __future__ import annotations
@@ -76,3 +77,27 @@ def test_a_kv_type_in_upper_case_in_a_workload_file_is_refused(tmp_path: Path) -
 def test_a_kv_type_in_lower_case_is_read(written: str) -> None:
     code, out = _run(*LLAMACPP, "--kv-dtype", written)
     assert code == 0, out
+
+
+# -- #5d: fit() with a target set to True --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, key", [
+    (dict(model="llama-2-7b", task="train", method="qlora", seq_len=1024, micro_batch=True), "micro_batch"),
+    (dict(model="llama-3.1-8b", task="infer", concurrency=True), "concurrency"),
+    (dict(model="llama-3.1-8b", task="infer", context="max", concurrency=True), "concurrency"),
+])
+def test_fit_refuses_a_bool_target_as_no_whole_number(kwargs: dict, key: str) -> None:
+    import numpy as np
+
+    from planner import fit
+    from planner.core.errors import InputError
+
+    for flag in (True, np.True_):
+        told = None
+        try:
+            fit(gpu="l4", **{**kwargs, key: flag})
+        except InputError as exc:
+            told = str(exc)
+        # True is neither a count nor 'max': said so before "needs exactly one ... set to 'max'"
+        assert told is not None and told.startswith(f"{key}: must be a whole number or 'max', not true."), told
+        assert "exactly one" not in told

@@ -4,6 +4,8 @@
   the scenario's shares get (planner.core.shares: '05' -> 0.5, '01' and '0_1' -> 0.1), not a plain number.
 - 5a: a llama.cpp KV cache type in another case ('Q8_0', 'F16') is refused with "Did you mean 'q8_0'?", as llama.cpp
   refuses it (planner.workload.inference._kv_type), not lower-cased without a word.
+- 5b: a date and time ('as_of: 2026-11-01T00:00:00') is quoted as the file writes it (planner.core.yamlio keeps its
+  text), and a two-digit year ('26-11-01') gets the YYYY-MM-DD hint (planner.core.fieldhints._date_hint).
 - 5d: fit(micro_batch=True) is refused as no whole number (planner.api.fits._targets), not "needs exactly one ...".
 """
 
@@ -101,3 +103,37 @@ def test_fit_refuses_a_bool_target_as_no_whole_number(kwargs: dict, key: str) ->
         # True is neither a count nor 'max': said so before "needs exactly one ... set to 'max'"
         assert told is not None and told.startswith(f"{key}: must be a whole number or 'max', not true."), told
         assert "exactly one" not in told
+
+
+# -- #5b: a date and time quoted as written; a two-digit year gets the YYYY-MM-DD hint -------------------------------
+
+def _extras(tmp_path: Path, as_of: str) -> Path:
+    p = tmp_path / "s.yaml"
+    p.write_text("name: t\nworkloads:\n  - {name: a, model: llama-2-7b, task: train, method: qlora, micro_batch: 1, "
+                 "seq_len: 512, gpus: 1}\nextras:\n  - {description: NVMe SSD 4 TB, unit_price_usd: 300, "
+                 f"source: quote ACME-1, as_of: {as_of}, category: storage}}\n")
+    return p
+
+
+@pytest.mark.parametrize("written", ["2026-11-01T00:00:00", "2026-11-01 10:00:00+05:00", "2026-11-01t00:00:00Z"])
+def test_a_date_and_time_is_quoted_as_the_file_writes_it(tmp_path: Path, written: str) -> None:
+    code, err = _run("plan", str(_extras(tmp_path, written)), "--out", str(tmp_path / "o"))
+    assert code == 2
+    # YAML reads each as a datetime, which str() shows as '2026-11-01 00:00:00': the message quotes the file's text
+    assert f"as_of: must be a date written YYYY-MM-DD or YYYY-MM, not '{written}' (a date and time)." in err, err
+    assert "Write the date alone, e.g. 2026-11-01." in err
+
+
+@pytest.mark.parametrize("written, hint", [
+    # 26-11-01: year first (ISO 8601's order) 2026-11-01; day first (dd-MM-yy) 2001-11-26; month 26 is none
+    ("26-11-01", "as_of: 2026-11-01 if the year comes first, as_of: 2001-11-26 if the day comes first."),
+    # 12-05-12: year first and day first both give 2012-05-12; month first (MM-dd-yy) 2012-12-05
+    ("12-05-12", "as_of: 2012-05-12 if the year or day comes first, as_of: 2012-12-05 if the month comes first."),
+    # 11-30-26: only month first is a date (no month 30): 2026-11-30
+    ("11-30-26", "Write it as YYYY-MM-DD: as_of: 2026-11-30."),
+])
+def test_a_two_digit_year_gets_the_four_digit_hint(tmp_path: Path, written: str, hint: str) -> None:
+    code, err = _run("plan", str(_extras(tmp_path, written)), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert f"as_of: must be a date written YYYY-MM-DD or YYYY-MM, not '{written}'." in err, err
+    assert hint in err, err

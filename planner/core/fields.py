@@ -473,7 +473,8 @@ class Entry:
             return value
         if isinstance(value, _dt.datetime):  # a YAML timestamp with a time ('2027-01-31 10:00:00+05:00'):
             # refused as the quoted '2027-01-31T10:00:00' is, not cut to a date that depends on the zone
-            raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {str(value)!r} (a date and time)",
+            shown = self.written(key) or str(value)  # as the file writes it: '2026-11-01T00:00:00' (h17b #5b)
+            raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {shown!r} (a date and time)",
                              key, "Write the date alone, e.g. " + value.date().isoformat() + ".")
         if value is None:  # YAML's null: said as empty, not as Python's None (h14b #11)
             raise self.error("must be a date written YYYY-MM-DD or YYYY-MM, not empty", key,

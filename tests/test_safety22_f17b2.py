@@ -2,6 +2,9 @@
 
 - 2: a calibration file's allocator_fraction (0 to 1) written with a leading zero or '_' gets the fraction hint
   the scenario's shares get (planner.core.shares: '05' -> 0.5, '01' and '0_1' -> 0.1), not a plain number.
+- 3: a number that is not 0 but below the smallest float ('1.0e-400', '--headroom 1e-400', Decimal('1e-400'), a
+  config.json's 1e-400) reads as 0.0: refused as the large end is (planner.core.units.underflow_problem), never
+  hinted as another spelling, in files, options and the API.
 - 5a: a llama.cpp KV cache type in another case ('Q8_0', 'F16') is refused with "Did you mean 'q8_0'?", as llama.cpp
   refuses it (planner.workload.inference._kv_type), not lower-cased without a word.
 - 5b: a date and time ('as_of: 2026-11-01T00:00:00') is quoted as the file writes it (planner.core.yamlio keeps its
@@ -137,3 +140,80 @@ def test_a_two_digit_year_gets_the_four_digit_hint(tmp_path: Path, written: str,
     assert code == 2
     assert f"as_of: must be a date written YYYY-MM-DD or YYYY-MM, not '{written}'." in err, err
     assert hint in err, err
+
+
+# -- #3: a number below the smallest float -------------------------------------------------------------------------
+
+#: 1e-400 is below 2**-1074 (about 4.9e-324, IEEE 754 binary64's least subnormal): float('1e-400') is 0.0
+BELOW = "is below the smallest number a float holds (about 4.9e-324), so it would read as 0"
+WL = "  - {name: a, model: llama-2-7b, task: train, method: qlora, micro_batch: 1, seq_len: 512, gpus: 1}\n"
+
+
+@pytest.mark.parametrize("key", ["utilization", "pue", "residual_fraction"])
+@pytest.mark.parametrize("written", ["1e-400", "1.0e-400"])
+def test_a_cost_below_the_smallest_float_is_refused(tmp_path: Path, key: str, written: str) -> None:
+    # '1e-400' is text to YAML 1.1 (no dot, no exponent sign), '1.0e-400' a float 0.0: both said alike, and no
+    # other spelling is hinted (each reads as 0); residual_fraction takes 0, which was not written
+    p = tmp_path / "s.yaml"
+    p.write_text(f"name: t\nworkloads:\n{WL}costs:\n  {key}: {written}\n")
+    code, err = _run("plan", str(p), "--out", str(tmp_path / "o"), "--format", "json")
+    assert code == 2
+    assert f"s.yaml:5: costs.{key}: " in err and f"{written} {BELOW}" in err, err
+    assert "1.0e-400." not in err.replace(f"{written} {BELOW}", "")  # the spelling is never offered
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_allocator_fraction_below_the_smallest_float_is_refused(tmp_path: Path) -> None:
+    code, err = _run(*EST_INFER, "--calibration", str(_calibration(tmp_path, "1.0e-400")))
+    assert code == 2
+    assert f"gpus[0].allocator_fraction: 1.0e-400 {BELOW}. Give the real value." in err, err
+
+
+@pytest.mark.parametrize("option", [["--headroom"], ["--lora-dropout"]])
+@pytest.mark.parametrize("written", ["1e-400", "1.0e-400", "-2.5e-999"])
+def test_an_option_below_the_smallest_float_is_refused(option: list, written: str) -> None:
+    args = EST_INFER if option == ["--headroom"] else ["estimate", "--model", "llama-2-7b", "--task", "train",
+                                                       "--method", "lora"]
+    code, err = _run(*args, *option, written)
+    assert code == 2
+    assert f"{option[0]}': {written} {BELOW}. Give the real value." in err, err
+
+
+@pytest.mark.parametrize("written", ["0", "0.0", "0e-5", "1e-300"])
+def test_zero_and_small_numbers_are_still_read(written: str) -> None:
+    # 0 written as 0 is 0; 1e-300 is above 4.9e-324 (a float holds it)
+    code, out = _run(*EST_INFER, "--headroom", written)
+    assert code == 0, out
+
+
+def test_the_api_refuses_a_decimal_below_the_smallest_float() -> None:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from planner import estimate
+    from planner.core.errors import InputError
+
+    for kwargs, key in ((dict(headroom=Decimal("1e-400"), gpu="l4", task="infer"), "headroom"),
+                        (dict(headroom=Fraction(1, 10**400), gpu="l4", task="infer"), "headroom"),
+                        (dict(task="train", method="lora", lora_dropout=Decimal("1e-400")), "lora_dropout")):
+        told = None
+        try:
+            estimate(model="llama-2-7b", **kwargs)
+        except InputError as exc:
+            told = str(exc)
+        assert told is not None and told.startswith(f"{key}: ") and BELOW in told, told
+
+
+def test_a_config_json_number_below_the_smallest_float_is_refused(tmp_path: Path) -> None:
+    from planner.core.errors import InputError
+    from planner.model.models import resolve_model
+
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "llama",\n "rms_norm_eps": 1e-400}', encoding="utf-8")
+    told = None
+    try:
+        resolve_model(str(path))
+    except InputError as exc:
+        told = str(exc)
+    assert told == (f"{path}:2: invalid JSON: 1e-400 is below the smallest number a float holds (about 4.9e-324; it "
+                    "reads as 0). Write the value as the model publishes it."), told

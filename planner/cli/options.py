@@ -119,6 +119,12 @@ class _AsciiDigits:
         refuse_foreign_digits(value, param, ctx, whole=isinstance(self, click.types.IntParamType))
         if isinstance(self, click.types.IntParamType):
             value = whole_decimal(value)
+        elif isinstance(value, str):  # '--headroom 1e-400' reads as 0.0, which was never given (h17b #3)
+            from planner.core.units import UNDERFLOW_HINT, underflow_problem
+
+            underflow = underflow_problem(value)
+            if underflow is not None:
+                self.fail(f"{underflow}. {UNDERFLOW_HINT}", param, ctx)  # type: ignore[attr-defined]
         return super().convert(value, param, ctx)  # type: ignore[misc]
 
 

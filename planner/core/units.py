@@ -380,6 +380,37 @@ class NotWhole(float):
         return made
 
 
+#: The smallest positive float, as messages give it: 2**-1074, about 4.9e-324 (IEEE 754 binary64's least subnormal).
+SMALLEST_FLOAT_TEXT = "about 4.9e-324"
+
+
+def underflow_problem(value: object) -> str | None:
+    """The problem of a number that is not 0 but whose float is (``1.0e-400``, ``Decimal('1e-400')``: below the
+    smallest float, :data:`SMALLEST_FLOAT_TEXT`, so it reads as 0.0, a value the user never wrote): a
+    :class:`NotWhole` of value 0 (:func:`exact_float` makes one), or a number text; None for any other value.
+    Said as the other end is ('beyond the largest number a float holds'), never hinted as another spelling."""
+    if isinstance(value, NotWhole) and value == 0:
+        text = value.text
+    elif isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
+        text = value.strip()
+        try:
+            if float(text.replace("_", "")) != 0 or Decimal(text.replace("_", "")) == 0:
+                return None
+        except (ValueError, InvalidOperation):
+            return None
+    else:
+        return None
+    return f"{text} is below the smallest number a float holds ({SMALLEST_FLOAT_TEXT}), so it would read as 0"
+
+
+#: The hint of :func:`underflow_problem`'s problem: no other spelling of the number is offered (each reads as 0).
+UNDERFLOW_HINT = "Give the real value."
+
+
+#: A decimal number with an exponent, as text ('1e-400', '1.0e-400', '-2_5e-999').
+_FLOAT_TEXT = re.compile(r"[-+]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9][0-9_]*)[eE][-+]?[0-9]+")
+
+
 def exact_float(value: float, exact: object, text: str) -> float:
     """``value`` (the float of a number), or a :class:`NotWhole` when it is whole but ``exact`` (the number as a
     ``decimal.Decimal`` or ``fractions.Fraction``, exactly as written) is not."""

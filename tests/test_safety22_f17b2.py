@@ -5,6 +5,9 @@
 - 3: a number that is not 0 but below the smallest float ('1.0e-400', '--headroom 1e-400', Decimal('1e-400'), a
   config.json's 1e-400) reads as 0.0: refused as the large end is (planner.core.units.underflow_problem), never
   hinted as another spelling, in files, options and the API.
+- 4: a number with one to three digits, a dot and three digits ('100.000', '8.000', '1.500') where a whole number or
+  a purchase price in USD belongs may use the dot to separate thousands: refused with both readings
+  (planner.core.units.dotted_thousands); the comma hint of a count no longer offers the dotted form.
 - 5a: a llama.cpp KV cache type in another case ('Q8_0', 'F16') is refused with "Did you mean 'q8_0'?", as llama.cpp
   refuses it (planner.workload.inference._kv_type), not lower-cased without a word.
 - 5b: a date and time ('as_of: 2026-11-01T00:00:00') is quoted as the file writes it (planner.core.yamlio keeps its
@@ -217,3 +220,87 @@ def test_a_config_json_number_below_the_smallest_float_is_refused(tmp_path: Path
         told = str(exc)
     assert told == (f"{path}:2: invalid JSON: 1e-400 is below the smallest number a float holds (about 4.9e-324; it "
                     "reads as 0). Write the value as the model publishes it."), told
+
+
+# -- #4: a dot separating thousands -----------------------------------------------------------------------------
+
+def _scenario(tmp_path: Path, tokens: str = "100000", price: str = "300", budget: str = "") -> Path:
+    p = tmp_path / "s.yaml"
+    p.write_text("name: dotk\nworkloads:\n  - name: a\n    model: llama-2-7b\n    task: train\n    method: qlora\n"
+                 f"    micro_batch: 1\n    seq_len: 512\n    gpus: 1\n    dataset_tokens: {tokens}\nextras:\n"
+                 f"  - {{description: NVMe SSD 4 TB, unit_price_usd: {price}, source: quote ACME-1, as_of: 2026-11-01, "
+                 "category: storage}\n" + (f"constraints: {{budget_usd: {budget}}}\n" if budget else ""))
+    return p
+
+
+@pytest.mark.parametrize("kwargs, where, hint", [
+    # 100.000 is a hundred thousand where a dot groups thousands (CLDR: de, es, it, nl, pt, tr, id), else 100
+    (dict(tokens="100.000"), "workloads[0].dataset_tokens: 100.000 may be 100000 with a dot separating thousands",
+     "Write dataset_tokens: 100000 if the dot separates thousands, or dataset_tokens: 100 if it is a decimal point."),
+    # a count is whole: 100.500 is 100500 only (100.5 tokens is no count)
+    (dict(tokens="100.500"), "dataset_tokens: 100.500 may be 100500",
+     "Write dataset_tokens: 100500 if the dot separates thousands."),
+    # $1.50 or $1,500 (whole cents either way)
+    (dict(price="1.500"), "extras[0].unit_price_usd: 1.500 may be 1500 with a dot separating thousands (as in much "
+                          "of Europe) or 1.5 with a decimal point, 1,000 times less",
+     "Write unit_price_usd: 1500 if the dot separates thousands, or unit_price_usd: 1.5 if it is a decimal point."),
+    (dict(budget="5.000"), "constraints.budget_usd: 5.000 may be 5000",
+     "Write budget_usd: 5000 if the dot separates thousands, or budget_usd: 5 if it is a decimal point."),
+])
+def test_a_dot_that_may_separate_thousands_is_refused(tmp_path: Path, kwargs: dict, where: str, hint: str) -> None:
+    code, err = _run("plan", str(_scenario(tmp_path, **kwargs)), "--out", str(tmp_path / "o"), "--format", "json")
+    assert code == 2
+    assert where in err and hint in err, err
+
+
+def test_each_reading_of_the_dotted_number_is_read(tmp_path: Path) -> None:
+    # the hints, followed, are taken: 100000 tokens and $1.5 (1.5 has one decimal, 1500 none)
+    for kwargs in (dict(tokens="100000", price="1.5"), dict(tokens="100", price="1500", budget="5000")):
+        code, out = _run("plan", str(_scenario(tmp_path, **kwargs)), "--out", str(tmp_path / "o"), "--format", "json")
+        assert code == 0, out
+
+
+@pytest.mark.parametrize("line, hint", [
+    ("seq_len: 8.000", "Write seq_len: 8000 if the dot separates thousands, or seq_len: 8 if it is a decimal point."),
+    # not whole: refused as before, the thousands reading its hint (tests/test_safety12.py)
+    ("seq_len: 2.048", "If the '.' separates thousands, write the number without it: seq_len: 2048"),
+])
+def test_a_dotted_whole_number_in_a_workload_file(tmp_path: Path, line: str, hint: str) -> None:
+    p = tmp_path / "w.yaml"
+    p.write_text(f"model: llama-2-7b\ntask: train\nmethod: qlora\n{line}\n")
+    code, err = _run("estimate", "--workload", str(p))
+    assert code == 2
+    assert hint in err, err
+
+
+@pytest.mark.parametrize("line", ["seq_len: 8.0", "seq_len: 8", "seq_len: 2048"])
+def test_other_whole_spellings_are_still_read(tmp_path: Path, line: str) -> None:
+    p = tmp_path / "w.yaml"
+    p.write_text(f"model: llama-2-7b\ntask: train\nmethod: qlora\n{line}\n")
+    assert _run("estimate", "--workload", str(p))[0] == 0
+
+
+def test_a_dotted_whole_option_is_refused() -> None:
+    code, err = _run("estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--seq-len", "8.000")
+    assert code == 2
+    assert ("--seq-len: 8.000 may be 8000 with a dot separating thousands (as in much of Europe) or 8 with a decimal "
+            "point, 1,000 times less. Write --seq-len 8000 if the dot separates thousands, or --seq-len 8 if it is a "
+            "decimal point.") in err, err
+
+
+def test_the_comma_hint_of_a_count_offers_no_dotted_form(tmp_path: Path) -> None:
+    # '100,000': a decimal comma gives 100, a thousands separator 100000; '100.000' would be refused in turn
+    code, err = _run("plan", str(_scenario(tmp_path, tokens="100,000")), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert ("Write dataset_tokens: 100 if the comma is a decimal comma, or dataset_tokens: 100000 if it separates "
+            "thousands.") in err, err
+    assert "100.000" not in err
+
+
+
+def test_a_dotted_token_count_option_is_refused() -> None:
+    compare = str(Path(__file__).resolve().parent.parent / "scenarios" / "compare-qlora-7b-12gb.yaml")
+    code, err = _run("compare", compare, "--tokens-per-month", "100.000")
+    assert code == 2
+    assert ("Write --tokens-per-month 100000 if the dot separates thousands, or --tokens-per-month 100 if it is a "
+            "decimal point.") in err, err

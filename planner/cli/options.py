@@ -123,20 +123,30 @@ def whole_decimal(value: Any, param: click.Parameter | None = None, ctx: click.C
     return value
 
 
+def refuse_underflow(value: Any, param: click.Parameter | None, ctx: click.Context | None) -> None:
+    """Refuse a number text that is not 0 but reads as 0.0 ('--headroom 1e-400': below the smallest float), as
+    files refuse it (planner.core.units.underflow_problem, h17b #3); no spelling of it is hinted.
+
+    Raises:
+        LineError: naming the option.
+    """
+    if isinstance(value, str) and param is not None:
+        from planner.core.units import UNDERFLOW_HINT, underflow_problem
+
+        underflow = underflow_problem(value)
+        if underflow is not None:
+            raise LineError(f"{param.opts[0]}: {underflow}. {UNDERFLOW_HINT}", ctx)
+
+
 class _AsciiDigits:
     """A click number type that first refuses digits of other scripts (:func:`refuse_foreign_digits`);
     a whole-number type also reads a decimal with a whole value ('4.0') as files do (:func:`whole_decimal`)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         refuse_foreign_digits(value, param, ctx, whole=isinstance(self, click.types.IntParamType))
+        refuse_underflow(value, param, ctx)
         if isinstance(self, click.types.IntParamType):
             value = whole_decimal(value, param, ctx)
-        elif isinstance(value, str):  # '--headroom 1e-400' reads as 0.0, which was never given (h17b #3)
-            from planner.core.units import UNDERFLOW_HINT, underflow_problem
-
-            underflow = underflow_problem(value)
-            if underflow is not None:
-                self.fail(f"{underflow}. {UNDERFLOW_HINT}", param, ctx)  # type: ignore[attr-defined]
         return super().convert(value, param, ctx)  # type: ignore[misc]
 
 
@@ -173,6 +183,7 @@ class Count(click.ParamType):
                              f"{opt[2:].replace('-', ' ')} that fits a card: planner fit --gpu ID {opt} max (with the "
                              "same other options).", ctx)
         refuse_foreign_digits(value, param, ctx, whole=True)
+        refuse_underflow(value, param, ctx)
         value = whole_decimal(value, param, ctx)
         if isinstance(value, str) and param is not None and not value.strip().lstrip("+-").isdigit():
             from planner.core.fields import whole_number_hint

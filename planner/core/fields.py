@@ -187,7 +187,8 @@ class Entry:
 
     def written(self, key: str) -> str | None:
         """The text a file wrote for ``key``'s value when YAML read it as a number ('1.50', '1.5e+5'; the value
-        reads as 1.5, 150000.0); None when not known (a mapping from the API, or not a number)."""
+        reads as 1.5, 150000.0) or a date and time ('2026-11-01T00:00:00'); None when not known (a mapping from
+        the API, or another value)."""
         text = getattr(self.data, "written", {}).get(key)
         return text if isinstance(text, str) else None
 

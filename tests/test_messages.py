@@ -137,8 +137,9 @@ def test_choice_given_a_non_text_lists_the_choices():
 
 @pytest.mark.parametrize("key, value, hint", [
     ("budget_usd", "5000 USD", "Write a plain number of US dollars, without quotes or currency: budget_usd: 5000."),
-    # a comma may be a decimal comma ($5.000) or group thousands ($5000): the hint gives both (issue 28, h7b 1)
-    ("budget_usd", "$5,000", "Write budget_usd: 5.000 if the comma is a decimal comma, or budget_usd: 5000 if it "
+    # a comma may be a decimal comma ($5) or group thousands ($5000): the hint gives both (issue 28, h7b 1), the
+    # decimal one without its zeros (5.000 would read as 5 or 5000 again: h17b #4)
+    ("budget_usd", "$5,000", "Write budget_usd: 5 if the comma is a decimal comma, or budget_usd: 5000 if it "
                              "separates thousands."),
     ("budget_usd", "five grand", "Write a plain number of US dollars, e.g. budget_usd: 5000."),
     ("vram_headroom", "0.1", "Write the number without quotes: vram_headroom: 0.1."),

@@ -473,7 +473,9 @@ def test_api_small_leftovers(tmp_path: Path) -> None:
     # (f) the value given, not the float it rounds to (before: "not 0.0")
     msg = _raises(InputError, estimate, model="llama-2-7b", task="infer", engine="vllm", gpu="rtx-4090",
                   gpu_memory_utilization=Decimal("1e-400"))
-    assert msg == "gpu_memory_utilization: must be more than 0, not Decimal('1E-400').", msg
+    # (h17b #3: a nonzero number whose float is 0.0 is said to be below the smallest float, 2**-1074)
+    assert msg == ("gpu_memory_utilization: 1E-400 is below the smallest number a float holds (about 4.9e-324), so "
+                   "it would read as 0. Give the real value."), msg
 
 
 def test_a_utf16_file_is_named_as_utf16(tmp_path: Path) -> None:

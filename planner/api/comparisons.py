@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,13 +169,19 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         items = [("", value)]
     out: dict[str, float] = {}
     from planner.core.fields import ascii_digits_hint, plain_number, shown_number
-    from planner.core.units import separator_problem
+    from planner.core.units import dotted_thousands, separator_problem
 
     for name, raw in items:
         count = parse_token_count(plain_number(raw))  # numpy.int64, Decimal, Fraction: the number they hold
-        separated = separator_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}")
+        bare = isinstance(raw, str) and re.fullmatch(r"\s*[0-9][0-9,]*\s*", raw) is not None  # a whole count
+        separated = separator_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}",
+                                      whole=bare)
         if separated is not None:  # '1,5M': 1.5M or 15M? planner reads neither
             raise InputError(separated[0], entry="tokens_per_month", hint=separated[1])
+        dotted = dotted_thousands(raw if isinstance(raw, str) else None,
+                                  lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}", whole=True)
+        if dotted is not None:  # '100.000': 100, or 100000 with a dot separating thousands (h17b #4)
+            raise InputError(dotted[0], entry="tokens_per_month", hint=dotted[1])
         problem = token_text_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}") \
             if count is None else None
         if problem is not None:  # '2e8', '.2B', '+5M': written as no size's number is

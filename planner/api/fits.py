@@ -164,6 +164,10 @@ def _targets(given: dict[str, Any]) -> list[str]:
 
     for k in FIT_TARGETS:
         v = given.get(k)
+        if isinstance(v, bool) or (type(v).__module__ == "numpy" and type(v).__name__ in ("bool_", "bool")):
+            # True is no count, and no 'max' either: refused as a whole number is, before the one-'max' rule (h17b #5d)
+            raise OptionError(f"must be a whole number or 'max', not {str(bool(v)).lower()}", entry=k,
+                              hint=f"Give {k}='max' for the largest that fits, or a whole number.")
         if isinstance(v, str) and v != "max" and not v.strip().isdigit() and not (k == "gpu_layers" and v == "all"):
             flag = "--" + k.replace("_", "-")
             raise OptionError(f"must be a whole number or 'max', not {v!r}", entry=k,

@@ -365,6 +365,11 @@ def headroom_of(headroom: Any) -> float:
     if headroom is None:
         return DEFAULT_HEADROOM
     headroom = plain_number(headroom)  # numpy.float32(0.1), Decimal('0.1'), Fraction(1, 10)
+    from planner.core.units import UNDERFLOW_HINT, underflow_problem
+
+    underflow = underflow_problem(headroom)  # Decimal('1e-400') reads as 0.0, which was never given (h17b #3)
+    if underflow is not None:
+        raise OptionError(underflow, entry="headroom", hint=UNDERFLOW_HINT)
     # the range first: an int beyond any float (10**309) compares, but math.isfinite() overflows on it
     if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not 0 <= headroom <= MAX_HEADROOM \
             or not math.isfinite(headroom):

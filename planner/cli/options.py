@@ -99,9 +99,21 @@ def _suffix_hint(opt: str, fixed: str, whole: bool) -> str | None:
 _YAML_DECIMAL = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?")
 
 
-def whole_decimal(value: Any) -> Any:
+def whole_decimal(value: Any, param: click.Parameter | None = None, ctx: click.Context | None = None) -> Any:
     """``value`` as a whole-number text where it is a decimal with a whole value ('4.0' -> '4', '+2.' -> '2'),
-    as a scenario file or the API takes it; any other value unchanged (click then reads or refuses it)."""
+    as a scenario file or the API takes it; any other value unchanged (click then reads or refuses it).
+
+    Raises:
+        LineError: (with ``param``) three digits after the dot ('--seq-len 8.000'): 8, or 8000 with a dot separating
+            thousands, as files refuse it (planner.core.units.dotted_thousands, h17b #4).
+    """
+    if isinstance(value, str) and param is not None:
+        from planner.core.units import dotted_thousands
+
+        opt = param.opts[0]
+        dotted = dotted_thousands(value, lambda n: f"{opt} {n}", whole=True, only="whole")
+        if dotted is not None:
+            raise LineError(f"{opt}: {dotted[0]}. {dotted[1]}", ctx)
     if isinstance(value, str) and _YAML_DECIMAL.fullmatch(value):
         from decimal import Decimal
 
@@ -111,14 +123,30 @@ def whole_decimal(value: Any) -> Any:
     return value
 
 
+def refuse_underflow(value: Any, param: click.Parameter | None, ctx: click.Context | None) -> None:
+    """Refuse a number text that is not 0 but reads as 0.0 ('--headroom 1e-400': below the smallest float), as
+    files refuse it (planner.core.units.underflow_problem, h17b #3); no spelling of it is hinted.
+
+    Raises:
+        LineError: naming the option.
+    """
+    if isinstance(value, str) and param is not None:
+        from planner.core.units import UNDERFLOW_HINT, underflow_problem
+
+        underflow = underflow_problem(value)
+        if underflow is not None:
+            raise LineError(f"{param.opts[0]}: {underflow}. {UNDERFLOW_HINT}", ctx)
+
+
 class _AsciiDigits:
     """A click number type that first refuses digits of other scripts (:func:`refuse_foreign_digits`);
     a whole-number type also reads a decimal with a whole value ('4.0') as files do (:func:`whole_decimal`)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         refuse_foreign_digits(value, param, ctx, whole=isinstance(self, click.types.IntParamType))
+        refuse_underflow(value, param, ctx)
         if isinstance(self, click.types.IntParamType):
-            value = whole_decimal(value)
+            value = whole_decimal(value, param, ctx)
         return super().convert(value, param, ctx)  # type: ignore[misc]
 
 
@@ -155,7 +183,8 @@ class Count(click.ParamType):
                              f"{opt[2:].replace('-', ' ')} that fits a card: planner fit --gpu ID {opt} max (with the "
                              "same other options).", ctx)
         refuse_foreign_digits(value, param, ctx, whole=True)
-        value = whole_decimal(value)
+        refuse_underflow(value, param, ctx)
+        value = whole_decimal(value, param, ctx)
         if isinstance(value, str) and param is not None and not value.strip().lstrip("+-").isdigit():
             from planner.core.fields import whole_number_hint
 

@@ -31,6 +31,11 @@ def _date_hint(value: Any, spell: Callable[[str], str]) -> str | None:
         orders = [(m.group(3), m.group(2), m.group(1))]
     elif m := re.fullmatch(r"([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})", text):
         orders = [(m.group(3), m.group(2), m.group(1)), (m.group(3), m.group(1), m.group(2))]
+    elif m := re.fullmatch(r"([0-9]{2})-([0-9]{2})-([0-9]{2})", text):
+        # a two-digit year ('26-11-01', h17b #5b): year first as ISO 8601 orders it, else day or month first
+        # (CLDR's short formats: dd-MM-yy, MM-dd-yy); the year as 20YY, the century planner's dates lie in
+        a, b_, c = m.groups()
+        orders = [(f"20{a}", b_, c), (f"20{c}", b_, a), (f"20{c}", a, b_)]
     dates = []
     for y, mo, d in orders:
         try:
@@ -41,10 +46,26 @@ def _date_hint(value: Any, spell: Callable[[str], str]) -> str | None:
             dates.append(iso)
     if len(dates) == 1:
         return f"Write it as YYYY-MM-DD: {spell(dates[0])}."
+    if len(dates) >= 2 and "-" in text:  # a two-digit year: each reading named by what it puts first
+        said: dict[str, list[str]] = {}
+        for (y, mo, d), first in zip(orders, ("year", "day", "month")):
+            if _real_date(y, mo, d):
+                said.setdefault(_dt.date(int(y), int(mo), int(d)).isoformat(), []).append(first)
+        return ("Write it as YYYY-MM-DD: " + ", ".join(f"{spell(iso)} if the {' or '.join(w)} comes first"
+                                                      for iso, w in said.items()) + ".")
     if len(dates) == 2:
         return (f"Write it as YYYY-MM-DD: {spell(dates[0])} if the day comes first, {spell(dates[1])} if the month "
                 "does.")
     return None
+
+
+def _real_date(y: str, mo: str, d: str) -> bool:
+    """Whether year ``y``, month ``mo`` and day ``d`` (digit texts) name a real date."""
+    try:
+        _dt.date(int(y), int(mo), int(d))
+    except ValueError:
+        return False
+    return True
 
 
 #: 'YYYY-MM-DD' or 'YYYY-MM' in ASCII digits, which strptime's "%Y-%m-%d" / "%Y-%m" read as the same date.
@@ -372,6 +393,11 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
         sign = "" if exp.startswith(("+", "-")) else "+"
         if not math.isfinite(float(value)):  # 1e400 read as a float is inf: no real value of a field
             return f"{value.strip()} is beyond the largest number a float holds (about 1.8e+308): give the real value."
+        from planner.core.units import underflow_problem
+
+        underflow = underflow_problem(value)  # 1e-400 read as a float is 0.0: never hint '1.0e-400' (h17b #3)
+        if underflow is not None:
+            return f"{underflow}: give the real value."
         mant = mant if "." in mant else f"{mant}.0"
         return f"YAML reads {value.strip()} as text; write {key}: {mant}e{sign}{exp}."
     if re.fullmatch(r"\s*0[0-9]+\s*", value):  # '096': a text to YAML 1.1 (no octal), never a number as written

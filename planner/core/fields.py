@@ -21,7 +21,8 @@ from planner.core.names import (MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, n
                                 unsafe_problem)
 from planner.core.list_hints import flow_list as _flow_list, key_hint
 from planner.core.written import as_written, other_spelling_hint
-from planner.core.units import NotWhole, UnitError, parse_rate, parse_size
+from planner.core.units import (UNDERFLOW_HINT, NotWhole, UnitError, dotted_thousands, parse_rate, parse_size,
+                                 underflow_problem)
 from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT_MAX, _ISO_DATE, _POWER, _PREFIX,
                                      _bool_note, _choice_note, _num, _date_hint, _digits, _int_hint,
                                      _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _takes_hint,
@@ -186,7 +187,8 @@ class Entry:
 
     def written(self, key: str) -> str | None:
         """The text a file wrote for ``key``'s value when YAML read it as a number ('1.50', '1.5e+5'; the value
-        reads as 1.5, 150000.0); None when not known (a mapping from the API, or not a number)."""
+        reads as 1.5, 150000.0) or a date and time ('2026-11-01T00:00:00'); None when not known (a mapping from
+        the API, or another value)."""
         text = getattr(self.data, "written", {}).get(key)
         return text if isinstance(text, str) else None
 
@@ -383,6 +385,13 @@ class Entry:
         value = self.raw(key, default, "a whole number")
         if value is default and default is not _MISSING:
             return value
+        underflow = underflow_problem(value)  # '1.0e-400' reads as 0.0 (h17b #3)
+        if underflow is not None:
+            raise self.error(underflow, key, UNDERFLOW_HINT)
+        dotted = dotted_thousands(self.written(key), lambda n: f"{key}: {n}", whole=True, only="whole") \
+            if isinstance(value, float) else None
+        if dotted is not None:  # 'seq_len: 8.000': 8, or 8000 with a dot separating thousands (h17b #4)
+            raise self.error(dotted[0], key, dotted[1])
         if isinstance(value, NotWhole):  # '2.9999999999999999': its float is 3.0, the number is not whole
             raise self.error(f"must be a whole number, not {value.text}, which has more digits than a float holds "
                              f"(it would read as {int(value)})", key, "Write the whole number meant, without decimals.")
@@ -409,6 +418,13 @@ class Entry:
                     if value is None else None)
             raise self.error(f"must be a number, not {_kind(value)}", key,
                              null or _number_hint(key, value, max) or _bool_note(value, self.file).strip() or None)
+        underflow = underflow_problem(value)  # '1.0e-400', Decimal('1e-400'): 0.0, which was never written (h17b #3)
+        if underflow is not None:
+            raise self.error(underflow, key, UNDERFLOW_HINT)
+        dotted = dotted_thousands(self.written(key), lambda n: f"{key}: {n}", whole=False, only="cents") \
+            if isinstance(value, float) and (key == "usd" or key.endswith("_usd")) else None
+        if dotted is not None:  # 'unit_price_usd: 1.500': $1.50, or $1,500 with a dot separating thousands
+            raise self.error(dotted[0], key, dotted[1])
         if isinstance(value, int) and abs(value) > _FLOAT_MAX:  # a whole number no float can hold
             raise self.error(f"{_digits(value)} is more than any real value of this field", key)
         if not math.isfinite(value):
@@ -473,7 +489,8 @@ class Entry:
             return value
         if isinstance(value, _dt.datetime):  # a YAML timestamp with a time ('2027-01-31 10:00:00+05:00'):
             # refused as the quoted '2027-01-31T10:00:00' is, not cut to a date that depends on the zone
-            raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {str(value)!r} (a date and time)",
+            shown = self.written(key) or str(value)  # as the file writes it: '2026-11-01T00:00:00' (h17b #5b)
+            raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {shown!r} (a date and time)",
                              key, "Write the date alone, e.g. " + value.date().isoformat() + ".")
         if value is None:  # YAML's null: said as empty, not as Python's None (h14b #11)
             raise self.error("must be a date written YYYY-MM-DD or YYYY-MM, not empty", key,

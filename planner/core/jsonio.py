@@ -61,6 +61,10 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
         raise YamlProblem(f"invalid JSON: {exc.name} is beyond the largest number a config may hold (it reads as "
                           "infinity)", line, "Write the value as the model publishes it (no number reaches 1.8e308).") \
             from exc
+    except _Underflow as exc:
+        line = _line_of(text, r"(?<![\w.])" + re.escape(exc.name) + r"(?![\w.])")
+        raise YamlProblem(f"invalid JSON: {exc.name} is below the smallest number a float holds (about 4.9e-324; it "
+                          "reads as 0)", line, "Write the value as the model publishes it.") from exc
     except _BadText as exc:
         line = _line_of(text, r'"' + re.escape(json.dumps(exc.name)[1:-1]) + r'"\s*:')
         raise YamlProblem(f"invalid text at key {exc.name!a}: it holds {exc.char!a}, {exc.what}, which no text may "
@@ -112,10 +116,16 @@ class _Infinite(_Constant):
     """A JSON number too large for a float (1e400): json reads it as infinity, which no config value is."""
 
 
+class _Underflow(_Constant):
+    """A JSON number not 0 but too small for a float (1e-400): json reads it as 0.0, which was never written."""
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
         raise _Infinite(text)
+    if value == 0 and re.search(r"[1-9]", text.lower().partition("e")[0]):
+        raise _Underflow(text)  # h17b #3: '1e-400' is no 0
     return value
 
 

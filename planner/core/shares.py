@@ -10,7 +10,8 @@ the reading most likely meant (``0_1`` and ``01`` as 0.1), and only a value insi
 planner.workload.training (lora_dropout), planner.workload.inference (gpu_memory_utilization, at least
 planner.workload.options.MIN_GPU_MEMORY_UTILIZATION = 1e-9), planner.solve.scenario (vram_headroom),
 planner.api.inputs.MAX_HEADROOM (--headroom), planner.cost.tco (utilization, gpu_power_fraction,
-residual_fraction, cloud_discount; mfu and mbu at least planner.cost.tco.MIN_UTILIZATION = 0.001). A test
+residual_fraction, cloud_discount; mfu and mbu at least planner.cost.tco.MIN_UTILIZATION = 0.001),
+planner.validate.calibrate (a calibration file's allocator_fraction, 0 to 1). A test
 (tests/test_safety18c.py) checks the readers refuse a value just outside each range.
 """
 
@@ -32,6 +33,8 @@ SHARES: dict[str, tuple[float, bool, float, bool]] = {
     "cloud_discount": (0, False, 0.99, False),
     "mfu": (0.001, False, 1, False),
     "mbu": (0.001, False, 1, False),
+    # a calibration file's allocator overhead: planner.validate.calibrate reads 0 to _MAX_ALLOCATOR_FRACTION = 1
+    "allocator_fraction": (0, False, 1, False),
 }
 
 

@@ -128,6 +128,9 @@ def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool 
     # a whole-number field: the readings with a whole value ('12,000' is 12 or 12000; '8,192' only 8192)
     readings = [(str(int(Decimal(n))) if whole else n, how) for n, how in every
                 if not whole or Decimal(n) == Decimal(n).to_integral_value()]
+    if alone:  # a number field: the decimal reading without trailing zeros ('$5,000' -> 5, never 5.000, which
+        # reads as 5 or as 5000 with a dot separating thousands: dotted_thousands, h17b #4)
+        readings = [(f"{Decimal(n).normalize():f}" if how == "decimal" else n, how) for n, how in readings]
     shown = (lambda n: spell(n)) if alone else (lambda n: spell((text[:m.start()] + n + text[m.end():]).strip()))
     marks = [ch for ch in GROUP_MARKS if ch in run]
     if marks:
@@ -378,6 +381,72 @@ class NotWhole(float):
         made = super().__new__(cls, value)
         made.text = text
         return made
+
+
+#: The smallest positive float, as messages give it: 2**-1074, about 4.9e-324 (IEEE 754 binary64's least subnormal).
+SMALLEST_FLOAT_TEXT = "about 4.9e-324"
+
+
+def underflow_problem(value: object) -> str | None:
+    """The problem of a number that is not 0 but whose float is (``1.0e-400``, ``Decimal('1e-400')``: below the
+    smallest float, :data:`SMALLEST_FLOAT_TEXT`, so it reads as 0.0, a value the user never wrote): a
+    :class:`NotWhole` of value 0 (:func:`exact_float` makes one), or a number text; None for any other value.
+    Said as the other end is ('beyond the largest number a float holds'), never hinted as another spelling."""
+    if isinstance(value, NotWhole) and value == 0:
+        text = value.text
+    elif isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
+        text = value.strip()
+        try:
+            if float(text.replace("_", "")) != 0 or Decimal(text.replace("_", "")) == 0:
+                return None
+        except (ValueError, InvalidOperation):
+            return None
+    else:
+        return None
+    return f"{text} is below the smallest number a float holds ({SMALLEST_FLOAT_TEXT}), so it would read as 0"
+
+
+#: The hint of :func:`underflow_problem`'s problem: no other spelling of the number is offered (each reads as 0).
+UNDERFLOW_HINT = "Give the real value."
+
+
+#: A decimal number with an exponent, as text ('1e-400', '1.0e-400', '-2_5e-999').
+_FLOAT_TEXT = re.compile(r"[-+]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9][0-9_]*)[eE][-+]?[0-9]+")
+
+
+#: A number with exactly three digits after a dot and one to three before, the first not 0 ('8.000', '100.000',
+#: '1.500'): a dot separates thousands in much of Europe, Indonesia and Turkey (de, es, it, nl, pt, tr, id:
+#: Unicode CLDR number symbols, https://cldr.unicode.org/translation/number-currency-formats/number-symbols),
+#: where '100.000' is a hundred thousand.
+_DOTTED = re.compile(r"\s*([+-]?)([1-9][0-9]{0,2})\.([0-9]{3})\s*")
+
+
+def dotted_thousands(text: str | None, spell: Callable[[str], str], *, whole: bool,
+                     only: str | None = None) -> tuple[str, str] | None:
+    """(problem, hint) for a number written with one dot and three digits after it ('8.000', '1.500') where a whole
+    number (``whole``) or a price in USD belongs: the thousands reading is 1,000 times the decimal one, and
+    ``seq_len: 8.000`` or ``unit_price_usd: 1.500`` would be read 1,000 times too small if the dot separates
+    thousands (h17b #4). The hint gives both readings, each spelled by ``spell``: the thousands one, then the
+    decimal one (without its trailing zeros) where it is whole or ``whole`` is False. None for another text (a
+    number the file did not write so, '0.500', '12.5', '1.5000'), and with ``only`` for a number whose decimal
+    reading is not 'whole' ('16.384' where a whole number belongs: refused as no whole number, with the
+    thousands reading as its hint) or not whole 'cents' ('250.005' as a price: refused for its fraction of a
+    cent, planner.catalog.prices.whole_cents)."""
+    m = _DOTTED.fullmatch(text) if isinstance(text, str) else None
+    if m is None:
+        return None
+    sign, head, tail = m.groups()
+    if (only == "whole" and tail != "000") or (only == "cents" and not tail.endswith("0")):
+        return None
+    thousands = f"{sign}{int(head + tail)}"
+    point = Decimal(f"{sign}{head}.{tail}")
+    decimal = f"{point.normalize():f}"
+    problem = (f"{text.strip()} may be {thousands} with a dot separating thousands (as in much of Europe) or "
+               f"{decimal} with a decimal point, 1,000 times less")
+    readings = [f"{spell(thousands)} if the dot separates thousands"]
+    if not whole or point == point.to_integral_value():
+        readings.append(f"{spell(decimal)} if it is a decimal point")
+    return problem, "Write " + ", or ".join(readings) + "."
 
 
 def exact_float(value: float, exact: object, text: str) -> float:

@@ -133,6 +133,14 @@ class _Building(yaml.constructor.SafeConstructor):
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _keeps_text(value: Any) -> bool:
+    """Whether a value's text is kept as the file writes it (LineDict.written), for messages: a number ('1.50'
+    reads as 1.5) or a date and time ('2026-11-01T00:00:00' reads as a datetime shown '2026-11-01 00:00:00')."""
+    import datetime as _dt
+
+    return type(value) in (int, float, _dt.datetime)
+
+
 def _not_a_date_hint(value: str) -> str:
     """The hint of a YYYY-MM-DD that is no date ('2026-02-29', '2026-13-45'): what the month allows; quoting is
     hinted only for a text field (a date field such as as_of refuses the quoted text as well)."""
@@ -223,7 +231,7 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
                 exc.for_key(str(key))  # its own key, or its list's ('seq_len: [1:00]')
             raise exc.inside(str(key)) from None
         result.lines[key] = key_node.start_mark.line + 1
-        if type(result[key]) in (int, float) and isinstance(value_node, yaml.ScalarNode):
+        if _keeps_text(result[key]) and isinstance(value_node, yaml.ScalarNode):
             result.written[key] = value_node.value  # '1.50', '1.5e+5': as the file writes it
     return result
 
@@ -474,7 +482,7 @@ def _build_plain(loader: Any, root: yaml.Node) -> Any:
                     raise _NotPlain from None  # an unhashable key
                 out[key] = value_of(v, level + 1)
                 lines[key] = k.start_mark.line + 1
-                if type(v) is scalar and type(out[key]) in (int, float):
+                if type(v) is scalar and _keeps_text(out[key]):
                     out.written[key] = v.value  # as the file writes it (LineDict.written)
             return out
         if node.tag != _SEQ_TAG:
@@ -594,7 +602,7 @@ def _build_from_events(loader: Any) -> Any:
         else:
             into[key] = value
             into.lines[key] = key_line
-            if cls is scalar_event and type(value) in (int, float):
+            if cls is scalar_event and _keeps_text(value):
                 into.written[key] = text  # as the file writes it (LineDict.written)
             key = _NO_KEY
     if type(get_event()) is not _EVENT.DocumentEndEvent or type(get_event()) is not _EVENT.StreamEndEvent:

@@ -453,18 +453,29 @@ def _llamacpp_weights(entry: Entry, arch: Architecture) -> str:
     return weights
 
 
+def _kv_type(entry: Entry, key: str, raw: str) -> str:
+    """The llama.cpp cache type ``raw`` names (fp16 and fp32 read as f16 and f32), refused when it is none or is
+    written in another case: llama.cpp's --cache-type-k/-v compare the name exactly (common/arg.cpp,
+    kv_cache_type_from_str), so ``-ctk Q8_0`` fails there; 'Q8_0' gets "Did you mean 'q8_0'?" (h17b #5a)."""
+    value = raw.strip()
+    value = {"fp16": "f16", "fp32": "f32"}.get(value, value)
+    if value not in LLAMACPP_KV_TYPES:
+        lower = {"fp16": "f16", "fp32": "f32"}.get(value.lower(), value.lower())
+        if lower in LLAMACPP_KV_TYPES:
+            raise entry.error(f"{value!r} is not a llama.cpp KV cache type", key,
+                              f"Did you mean {lower!r}? The cache types are written in lower case, as llama.cpp's "
+                              "--cache-type-k / --cache-type-v take them.")
+        raise entry.error(f"{value!r} is not a llama.cpp KV cache type", key,
+                          f"Use one of {', '.join(LLAMACPP_KV_TYPES)} (--cache-type-k / --cache-type-v).")
+    return value
+
+
 def _llamacpp_cache(entry: Entry, release: str | None) -> tuple[str, str, bool]:
     """The K and V cache types (llama.cpp's spelling, fp16 read as f16) and flash_attention (its default
     as llama.cpp build ``release`` has it, None: the current one), checked against each other (a
     quantized V cache needs flash attention)."""
-    kv_k = entry.str("kv_dtype", "f16").strip().lower()
-    kv_k = {"fp16": "f16", "fp32": "f32"}.get(kv_k, kv_k)
-    kv_v = entry.str("kv_dtype_v", kv_k).strip().lower()
-    kv_v = {"fp16": "f16", "fp32": "f32"}.get(kv_v, kv_v)
-    for key, value in (("kv_dtype", kv_k), ("kv_dtype_v", kv_v)):
-        if value not in LLAMACPP_KV_TYPES:
-            raise entry.error(f"{value!r} is not a llama.cpp KV cache type", key,
-                              f"Use one of {', '.join(LLAMACPP_KV_TYPES)} (--cache-type-k / --cache-type-v).")
+    kv_k = _kv_type(entry, "kv_dtype", entry.str("kv_dtype", "f16"))
+    kv_v = _kv_type(entry, "kv_dtype_v", entry.str("kv_dtype_v", kv_k))
     # before build b6327 llama.cpp ran without flash attention unless -fa was given
     fa = entry.bool("flash_attention", llamacpp_fa_default(release))
     if not fa and kv_v not in ("f32", "f16", "bf16"):

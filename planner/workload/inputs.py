@@ -105,6 +105,8 @@ def load_workload_mapping(data: Mapping[str, Any], catalog: Catalog, overrides: 
     merged.line = getattr(data, "line", None)
     overrides = dict(overrides or {})
     merged.update(overrides)
+    # the numbers as the file writes them ('8.000'), for messages and the dotted-thousands check (h17b #4)
+    merged.written = {k: v for k, v in (getattr(data, "written", None) or {}).items() if k not in overrides}
     entry = Entry(merged, file=file, error=ScenarioError)
     resolver = make_resolver(catalog)
     if file is not None and "model" not in overrides:  # the file's own model: read from the file's directory

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.core.fields import ascii_digits_hint, shown_number
-from planner.core.units import separator_problem
+from planner.core.units import dotted_thousands, separator_problem
 from planner.model.quantization import WeightScheme
 from planner.workload.frameworks import CURRENT_BNB_VERSION, bnb_keeps_4bit_inputs
 
@@ -509,9 +509,15 @@ def read_token_count(entry: Any, key: str, example: str) -> float:
     entry.refuse_empty(key, "a token count")
     raw = entry.raw(key)
     count = parse_token_count(raw)
-    separated = separator_problem(raw, lambda t: f"{key}: {t}")
+    # a bare number ('100,000') is a whole count: its readings are 100 and 100000, never '100.000' (h17b #4)
+    bare = isinstance(raw, str) and re.fullmatch(r"\s*[0-9][0-9,]*\s*", raw) is not None
+    separated = separator_problem(raw, lambda t: f"{key}: {t}", whole=bare)
     if separated is not None:  # '1,5M': 1.5M or 15M? planner reads neither
         raise entry.error(separated[0], key, separated[1])
+    dotted = dotted_thousands(entry.written(key) if isinstance(raw, float) else raw, lambda t: f"{key}: {t}",
+                              whole=True)
+    if dotted is not None:  # 'dataset_tokens: 100.000': 100, or 100000 with a dot separating thousands
+        raise entry.error(dotted[0], key, dotted[1])
     problem = token_text_problem(raw, lambda t: f"{key}: {t}") if count is None else None
     if problem is not None:  # '1e8', '.1B', '+100M': written as no size's number is
         raise entry.error(problem[0], key, problem[1])

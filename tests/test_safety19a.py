@@ -161,7 +161,9 @@ def _dead_staging(out: Path, extra: str | None = None) -> Path:
 
     dead = out / (reportset.STAGING_PREFIX + "dead5678")
     dead.mkdir()
-    (dead / "0.old").write_text("the previous json\n")
+    # a previous report the moves kept: the plan's json, whose SHA-256 the manifest lists (since h17a #2 a killed
+    # run's N.old that no listed hash matches is left, as it may hold a late write)
+    (dead / "0.old").write_bytes((out / "qlora-7b-12gb.json").read_bytes())
     (dead / reportset.STAGING_MARK).write_bytes(reportset._MARK_HEADER + b'"0.old"\n')
     if extra is not None:
         (dead / extra).write_text("a user's file\n")

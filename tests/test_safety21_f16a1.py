@@ -242,7 +242,7 @@ def test_a_listed_report_replaced_by_a_link_is_said_to_be_a_link(tmp_path: Path)
     with pytest.raises(OutputError) as caught:
         _set(out, {"a.json": "1", "a.md": "x"})
     msg = str(caught.value)
-    assert msg == (f"{out / 'a.md'}: is not a regular file (a folder, a link or a pipe), which planner never writes "
+    assert msg == (f"{out / 'a.md'}: is not a regular file (a symbolic link), which planner never writes "
                    f"(see {out / '.planner-reports.json'}), and planner never replaces or removes such a file. Move "
                    "it away or give another --out.")
 

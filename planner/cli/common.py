@@ -29,9 +29,40 @@ def _fail(message: str, code: int) -> None:
     line = escape_unsafe(message)
     try:
         click.echo(encodable("Error: " + line, sys.stderr), err=True)
-    except (OSError, ValueError):
-        pass
+    except (OSError, ValueError) as exc:  # standard error full or gone after the run began: said on standard output
+        try:
+            click.echo(encodable(f"Error: {line} (Standard error cannot be written: {_why(exc)}; this line is "
+                                 "given here instead.)", sys.stdout))
+        except (OSError, ValueError, AttributeError):
+            pass
     sys.exit(code)
+
+
+def _why(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc) or type(exc).__name__
+
+
+class StderrLost(Exception):
+    """Standard error failed (a pipe whose reader is gone: EPIPE, a full disk: ENOSPC) while a note was given
+    there. :func:`handle_errors` puts the note and the Error line on standard output, which is kept as it is
+    (what it holds is whole), and exits 2. Not an OSError, so that it never takes standard output back."""
+
+    def __init__(self, exc: BaseException, note: str) -> None:
+        super().__init__(note)
+        self.why, self.note = _why(exc), note
+
+    def say(self) -> None:
+        """The lost note, then the Error line naming the reports written, on standard output; exit 2."""
+        line = (f"Error: standard error cannot be written ({self.why}), so the note above, meant for it, is given "
+                "on standard output, and the run stopped there." + files_done() + " Send standard error to a "
+                "file or a terminal (or '2> /dev/null') and run again.")
+        try:
+            click.echo(encodable(self.note, sys.stdout))
+            click.echo(encodable(escape_unsafe(line), sys.stdout))
+            sys.stdout.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+        sys.exit(2)
 
 
 def encodable(text: str, stream: Any) -> str:
@@ -512,6 +543,12 @@ def handle_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return checked(*args, **kwargs)
+        except StderrLost as lost:  # a note standard error could not take: on standard output, kept whole
+            lost.say()
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
         ctx = click.get_current_context()
         debug = bool((ctx.find_root().obj or {}).get("debug"))
         refuse_streams_onto_inputs(ctx)
@@ -532,7 +569,7 @@ def handle_errors(fn):
                 for note in getattr(exc, "notes", ()):
                     echo(note, err=True)
             _fail(exc.cli_line(), exc.exit_code)
-        except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit):
+        except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit, StderrLost):
             raise
         except BrokenPipeError as exc:
             # the reader went away (`planner plan ... | head`, a closed pipe): what it was shown is cut short,
@@ -584,7 +621,15 @@ def echo(text: str = "", err: bool = False) -> None:
 
     # the terminal's escaping layer (planner.core.escape): a name or path from a file never sends ESC
     stream = sys.stderr if err else sys.stdout
-    click.echo(encodable(fit_text(terminal_text(text, newlines=True), terminal_width()), stream), err=err)
+    shown = encodable(fit_text(terminal_text(text, newlines=True), terminal_width()), stream)
+    if not err:
+        click.echo(shown)
+        return
+    try:
+        click.echo(shown, err=True)
+        stream.flush()
+    except (OSError, ValueError) as exc:  # never standard output's failure: it must not be taken back
+        raise StderrLost(exc, shown) from None
 
 
 def verbose_option(fn):

@@ -78,6 +78,19 @@ def _usage_line(exc: click.UsageError) -> str:
     return f"{problem} See '{path} --help'."
 
 
+def _read_only(stream: Any) -> bool:
+    """Whether ``stream``'s descriptor is open for reading only (fcntl(2) F_GETFL: O_ACCMODE is O_RDONLY), so
+    that no write to it can succeed; False where it has no descriptor (a test's capture) or fcntl is missing."""
+    import os
+
+    try:
+        import fcntl
+
+        return fcntl.fcntl(stream.fileno(), fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+    except (ImportError, OSError, ValueError, AttributeError):
+        return False
+
+
 _NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
 _NO_SUCH_COMMAND = getattr(click.exceptions, "NoSuchCommand", ())
 
@@ -133,6 +146,13 @@ class _Group(click.Group):
             try:  # said on standard output, the one stream there is
                 click.echo("Error: standard error is closed, so the notes and errors planner gives there could not "
                            "be read. Send it to a file or to /dev/null ('2> /dev/null') instead of closing it.")
+            except (OSError, ValueError):
+                pass
+            sys.exit(2)
+        if _read_only(sys.stderr):  # '2< file', or inherited so: open, but every note and error there would fail
+            try:
+                click.echo("Error: standard error is open read-only ('2< file'), so the notes and errors planner "
+                           "gives there could not be written. Send it to a file or to /dev/null ('2> /dev/null').")
             except (OSError, ValueError):
                 pass
             sys.exit(2)

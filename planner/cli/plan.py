@@ -104,8 +104,14 @@ def _name_note(name: str) -> None:
     forms = compatibility_forms(name)
     if forms:
         why.append(f"is written with characters the file name holds in their plain form (Unicode NFKC: {forms})")
-    if whole != unicodedata.normalize("NFKC", name):
-        why.append("holds characters a file name cannot (path separators, spaces, symbols)")
+    plain = unicodedata.normalize("NFKC", name)
+    if whole != plain:
+        bare = plain.lstrip(".")  # safe_stem drops leading dots: a file name that starts with one is hidden (ls)
+        dotted = bare != plain and not bare.startswith(("/", "\\"))  # '../x' is a path part, said below
+        if dotted:
+            why.append("starts with a dot, which is dropped (a file name that starts with a dot is hidden)")
+        if whole != (bare if dotted else plain):
+            why.append("holds characters a file name cannot (path separators, spaces, symbols)")
     if stem != whole:
         why.append(f"is longer than the {MAX_STEM_BYTES} bytes (UTF-8) a report's name is cut to")
     echo(f"Note: the reports are named {stem!r}: the scenario name {name!r} {' and '.join(why)}.", err=True)

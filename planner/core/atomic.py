@@ -215,6 +215,9 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:  # the temporary beside it is longer than the name: PATH_MAX or NAME_MAX
             raise path_too_long(shown_path(path), exc, directory) from None
+        if exc.errno == errno.EFBIG:  # ulimit -f: Python ignores SIGXFSZ, so the write fails with EFBIG (write(2))
+            raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}): the file-size limit "
+                              "('ulimit -f') stopped it. Raise the limit and run again.") from None
         raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
                           "and the disk has room.") from None
     finally:

@@ -31,6 +31,17 @@ _SHARED_HINT = ("Give a folder only you can write (chmod go-w), set its sticky b
                 "else can rename your files in it, or give another --out.")
 
 
+
+def what_it_is(mode: int) -> str:
+    """What a non-regular file found with os.lstat is, in words ('a socket'), for a refusal that names it
+    (stat(2) file types: S_ISLNK, S_ISDIR, S_ISFIFO, S_ISSOCK, S_ISCHR, S_ISBLK)."""
+    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+                        (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return words
+    return "not a regular file"
+
 def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set_name: str = "reports",
                        writes: Iterable[str] | None = None, inputs: Iterable[str | Path] = ()) -> None:
     """Refuse, before any work and without creating anything, a set that could not go into
@@ -212,7 +223,7 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
         if st.st_uid != os.geteuid():
             why = "another user's file"
         elif not stat.S_ISREG(st.st_mode):  # a link (even to a copy), a folder, a pipe: planner writes none
-            why = "not a regular file (a folder, a link or a pipe), which planner never writes"
+            why = f"not a regular file ({what_it_is(st.st_mode)}), which planner never writes"
         elif name in manifest and not os.access(path, os.R_OK):
             why = "a file planner cannot read (no read permission), so it cannot tell it is the report it wrote"
             hint = f" Give it read permission again (chmod u+r {path}),"

@@ -89,6 +89,7 @@ from planner.core.names import escape_unsafe
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _not_another_sets, _owned_or_refused,
                                        _owns, _replaceable, _same_set, check_name)
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
+from planner.core.destinations import what_it_is
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
@@ -365,7 +366,7 @@ class ReportSet:
                     if st.st_uid != os.geteuid():  # never planner's, whatever its bytes
                         why = "it belongs to another user"
                     elif not stat.S_ISREG(st.st_mode):  # a folder, a link, a pipe where a report was
-                        why = "it is not a regular file (a folder, a link or a pipe), which planner never writes"
+                        why = f"it is not a regular file ({what_it_is(st.st_mode)}), which planner never writes"
                     elif why.startswith("it changed") and not os.access(self.out / name, os.R_OK):
                         why = "it cannot be read, so planner cannot tell it is the report it wrote"
                 except OSError:

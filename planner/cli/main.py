@@ -20,8 +20,8 @@ from typing import Any
 
 import click
 
-from planner.cli.common import (LineError, broken_pipe_line, _fail, check_stream_encodings, flush_stdout, output_failed,
-                                whole_stdout)
+from planner.cli.common import (LineError, StderrLost, broken_pipe_line, _fail, check_stream_encodings, flush_stdout,
+                                output_failed, whole_stdout)
 from planner.core.interrupt import Interrupted, SignalGuard
 from planner.cli.streams import CHECKED, refuse_chatter, refuse_streams_early
 
@@ -210,6 +210,8 @@ class _Group(click.Group):
             refuse_chatter((2,), checked=bool(obj.get(CHECKED)))
             exc.show()
             sys.exit(exc.exit_code)
+        except StderrLost as lost:  # a note standard error could not take outside a command (an option's callback)
+            lost.say()
         except BrokenPipeError as exc:  # the reader went away (--help | true): said, as for any command
             output_failed(exc)
             _fail(broken_pipe_line(guard), 2)

@@ -1,0 +1,45 @@
+"""Findings of h18b fixed on branch g18b1 (#1, #8, ...): each test runs the CLI on a small file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from planner.cli.main import main
+
+_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+           "intermediate_size": 11008, "num_attention_heads": 32, "num_hidden_layers": 32,
+           "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096,
+           "torch_dtype": "float16", "rms_norm_eps": 1e-5, "tie_word_embeddings": False}
+
+
+def _run(args: list[str]) -> tuple[int, str]:
+    res = CliRunner().invoke(main, args)
+    return res.exit_code, res.output
+
+
+def test_fullwidth_digits_in_a_config_json_get_ascii_digits_in_json(tmp_path: Path) -> None:
+    # h18b #1: '３２' is U+FF13 U+FF12, fullwidth 3 and 2 (unicodedata.decimal -> 3, 2): ASCII 32, JSON syntax
+    cfg = dict(_CONFIG, num_hidden_layers="３２")
+    (tmp_path / "config.json").write_text(json.dumps(cfg, ensure_ascii=False), encoding="utf-8")
+    code, out = _run(["estimate", "--model", str(tmp_path / "config.json"), "--task", "infer"])
+    assert code == 2
+    assert 'Write ASCII digits: "num_hidden_layers": 32.' in out
+    assert "without quotes" not in out
+
+
+def test_fullwidth_digits_in_a_models_overlay_config_get_ascii_digits_in_yaml(tmp_path: Path) -> None:
+    # h18b #1: YAML reads the unquoted ３２ as a text; the hint is the YAML key with ASCII 32
+    cfg = dict(_CONFIG, rms_norm_eps="1.0e-05")  # YAML 1.1 reads 1e-05 as a text
+    lines = "\n".join(f"      {k}: {v if k == 'rms_norm_eps' else json.dumps(v)}" for k, v in cfg.items()
+                      if k != "num_hidden_layers")
+    (tmp_path / "models.yaml").write_text(
+        "schema_version: 1\nmodels:\n  - id: my-llama\n    hf_id: me/my-llama\n"
+        "    source: https://example.com/config.json\n    as_of: 2026-11-29\n    verification: U\n"
+        f"    config:\n{lines}\n      num_hidden_layers: ３２\n", encoding="utf-8")
+    code, out = _run(["estimate", "--catalog", str(tmp_path), "--model", "my-llama", "--task", "infer"])
+    assert code == 2
+    assert "config.num_hidden_layers" in out
+    assert "Write ASCII digits: num_hidden_layers: 32." in out

@@ -43,3 +43,21 @@ def test_fullwidth_digits_in_a_models_overlay_config_get_ascii_digits_in_yaml(tm
     assert code == 2
     assert "config.num_hidden_layers" in out
     assert "Write ASCII digits: num_hidden_layers: 32." in out
+
+
+def test_a_yaml_number_form_in_an_overlay_names_the_entry_id(tmp_path: Path) -> None:
+    # h18b #8: 0350 is octal in YAML 1.1 (3*64 + 5*8 + 0 = 232); the entry is named by index and id, as the
+    # loader's other messages ('gpus[1] (rtx-3090).tdp_w: must be a whole number') do
+    (tmp_path / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-4090\n    bf16_tflops: 160.0\n"
+                                        "  - id: rtx-3090\n    tdp_w: 0350\n", encoding="utf-8")
+    code, out = _run(["catalog", "gpus", "--catalog", str(tmp_path)])
+    assert code == 2
+    assert "gpus.yaml:6: gpus[1] (rtx-3090).tdp_w: 0350 is an octal number in YAML 1.1 (it reads as 232)" in out
+
+
+def test_a_yaml_number_form_in_an_entry_without_a_valid_id_keeps_the_index(tmp_path: Path) -> None:
+    # no id to add: the index alone, as before
+    (tmp_path / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - tdp_w: 0350\n", encoding="utf-8")
+    code, out = _run(["catalog", "gpus", "--catalog", str(tmp_path)])
+    assert code == 2
+    assert "gpus[0].tdp_w: 0350 is an octal number" in out

@@ -61,3 +61,23 @@ def test_a_yaml_number_form_in_an_entry_without_a_valid_id_keeps_the_index(tmp_p
     code, out = _run(["catalog", "gpus", "--catalog", str(tmp_path)])
     assert code == 2
     assert "gpus[0].tdp_w: 0350 is an octal number" in out
+
+
+def test_blanks_around_a_release_are_refused_as_bnb_version_refuses_them(tmp_path: Path) -> None:
+    # h18b #7: a space, NBSP (U+00A0), ideographic (U+3000) and figure space (U+2007) are all str.isspace();
+    # no release is written with them, and bnb_version: '0.42.0 ' is already refused as no release number
+    cases = [("framework_version", "5.24.0 ", "train\n    method: qlora", "'5.24.0 '"),
+             ("framework_version", "5.24.0\u00a0", "train\n    method: qlora", r"'5.24.0\xa0'"),
+             ("framework_version", "\u30005.24.0", "train\n    method: qlora", r"'\u30005.24.0'"),
+             ("framework_version", "5.24.0\u2007", "train\n    method: qlora", r"'5.24.0\u2007'"),
+             ("engine_version", " 0.6.5", "infer\n    engine: vllm", "' 0.6.5'")]
+    results = []
+    for key, value, task, shown in cases:
+        (tmp_path / "s.yaml").write_text(f'name: v\nworkloads:\n  - name: a\n    model: llama-2-7b\n    task: {task}\n'
+                                         f'    {key}: "{value}"\n', encoding="utf-8")
+        results.append((key, value.strip(), shown, *_run(["plan", str(tmp_path / "s.yaml"), "--out",
+                                                          str(tmp_path / "o")])))
+    for key, stripped, shown, code, out in results:
+        assert code == 2, out
+        assert f"workloads[0].{key}: {shown} is not a" in out
+        assert f"release number: it has blanks before or after it. Write it without them: {key}: '{stripped}'." in out

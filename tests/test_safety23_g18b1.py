@@ -81,3 +81,24 @@ def test_blanks_around_a_release_are_refused_as_bnb_version_refuses_them(tmp_pat
         assert code == 2, out
         assert f"workloads[0].{key}: {shown} is not a" in out
         assert f"release number: it has blanks before or after it. Write it without them: {key}: '{stripped}'." in out
+
+
+def test_top_and_token_options_get_the_hints_other_counts_get() -> None:
+    # h18b #4: 1e1 = 10; 1.5 lies between 1 and 2; 0x5 = 5; 1k = 1 x 1024 or 1 x 1000; 0x10 = 16; 0x1 = 1
+    runs = [(["plan", "scenarios/qlora-7b-12gb.yaml", "--top", "1e1"],
+             "--top: '1e1' is not a whole number. Write the whole number in digits: --top 10."),
+            (["plan", "scenarios/qlora-7b-12gb.yaml", "--top", "1.5"],
+             "--top: '1.5' is not a whole number. Write a whole number: --top 2 (rounded up) or --top 1."),
+            (["compare", "scenarios/compare-qlora-7b-12gb.yaml", "--top", "0x5"],
+             "--top: '0x5' is not a whole number. Write the number in decimal: --top 5."),
+            (["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--prompt-tokens", "1k"],
+             "--prompt-tokens 1024 (1 x 1024) or --prompt-tokens 1000"),
+            (["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--output-tokens", "0x10"],
+             "--output-tokens: '0x10' is not a whole number. Write the number in decimal: --output-tokens 16."),
+            (["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--headroom", "0x1"],
+             "--headroom: '0x1' is a hexadecimal number. Write the value in decimal: --headroom 1.")]
+    results = [(_run(args), want) for args, want in runs]
+    for (code, out), want in results:
+        assert code == 2, out
+        assert want in out
+        assert "is not a valid" not in out

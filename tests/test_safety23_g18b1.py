@@ -102,3 +102,21 @@ def test_top_and_token_options_get_the_hints_other_counts_get() -> None:
         assert code == 2, out
         assert want in out
         assert "is not a valid" not in out
+
+
+def test_a_long_decimal_is_beyond_a_float_not_inf_and_a_long_count_is_cut(tmp_path: Path) -> None:
+    # h18b #5: 5,000 nines and '.5' (5,001 digits) exceed the largest float, about 1.8e308 (IEEE 754 binary64),
+    # so YAML reads it as inf; the message says so and echoes 4 + 3 characters of it, as long integers are
+    nines = "9" * 5000
+    (tmp_path / "b.yaml").write_text(f"name: big\nconstraints:\n  budget_usd: {nines}.5\nworkloads:\n  - name: a\n"
+                                     "    model: llama-2-7b\n    task: infer\n", encoding="utf-8")
+    code, out = _run(["plan", str(tmp_path / "b.yaml"), "--out", str(tmp_path / "o")])
+    code2, out2 = _run(["compare", "scenarios/compare-qlora-7b-12gb.yaml", "--tokens-per-month", nines + "M"])
+    assert code == 2
+    assert ("constraints.budget_usd: 9999...9.5 (5,001 digits) is beyond the largest number a float holds "
+            "(about 1.8e+308). Give the real value.") in out
+    assert "inf" not in out
+    assert code2 == 2
+    # 5,000 nines and 'M': 5,001 characters, the first 12 and the last 4 shown
+    assert "not '999999999999...999M' (5,001 characters)" in out2
+    assert max(len(line) for line in out2.splitlines()) < 300

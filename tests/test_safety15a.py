@@ -116,7 +116,7 @@ def test_a_decimal_comma_in_a_flow_list_is_refused_and_the_hint_loads(tmp_path: 
     (ov / "cloud.yaml").write_text(head + "    spot_usd_per_hour_range: [0,25, 0,35]\n")
     r = CliRunner().invoke(main, ["catalog", "cloud", "--catalog", str(ov)])
     assert r.exit_code == 2
-    assert r.stderr == (f"Error: {ov / 'cloud.yaml'}:15: instances[0].spot_usd_per_hour_range: 0,25 inside [...] or {{...}} is read by YAML as two items, 0 "
+    assert r.stderr == (f"Error: {ov / 'cloud.yaml'}:15: instances[0] (my-l4).spot_usd_per_hour_range: 0,25 inside [...] or {{...}} is read by YAML as two items, 0 "
                         "and 25 (a comma separates the items there), not as a decimal comma. Write the decimal with "
                         "a point: spot_usd_per_hour_range: [0.25, 0.35].\n")
     (ov / "cloud.yaml").write_text(head + "    spot_usd_per_hour_range: [0.25, 0.35]\n")
@@ -262,7 +262,7 @@ def test_a_leading_zero_part_number_gets_only_the_quote_hint(tmp_path: Path) -> 
     (ov / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-4090\n    mpn: 0123\n")
     r = CliRunner().invoke(main, ["catalog", "gpus", "--catalog", str(ov)])
     assert r.exit_code == 2
-    assert r.stderr == (f"Error: {ov / 'gpus.yaml'}:4: gpus[0].mpn: 0123 is an octal number in YAML 1.1 (it reads as "
+    assert r.stderr == (f"Error: {ov / 'gpus.yaml'}:4: gpus[0] (rtx-4090).mpn: 0123 is an octal number in YAML 1.1 (it reads as "
                         "83), not what it looks like. Quote it: mpn: '0123' (mpn is a text, not a number).\n")
     (ov / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-4090\n    mpn: '0123'\n")
     r = CliRunner().invoke(main, ["catalog", "gpus", "--catalog", str(ov)])

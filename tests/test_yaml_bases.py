@@ -50,7 +50,7 @@ def test_a_leading_zero_in_a_scenario_and_an_overlay_is_refused(tmp_path: Path):
     r = _cli("catalog", "gpus", "--catalog", "ov", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2, err
-    assert "gpus.yaml:4: gpus[0].price_usd: 0250 is an octal number in YAML 1.1 (it reads as 168)" in err, err
+    assert "gpus.yaml:4: gpus[0] (rtx-4060-ti-16gb).price_usd: 0250 is an octal number in YAML 1.1 (it reads as 168)" in err, err
 
 
 def test_a_quoted_leading_zero_number_gets_a_hint_that_works(tmp_path: Path):

@@ -90,6 +90,31 @@ _PRICE_KEYS = ("price_usd", "base_price_usd", "cable_price_usd", "usd_per_hour",
                "spot_usd_per_hour_range")
 
 
+def _with_entry_id(path: Path, where: str | None) -> str | None:
+    """``where`` ('gpus[1].tdp_w', from a problem found while the YAML was read) with the entry's id added as
+    every other catalog message writes it ('gpus[1] (rtx-3090).tdp_w', h18b #8), read from the file's node
+    tree (yaml.compose builds no values, so the number refused is not read again); ``where`` unchanged when
+    the entry has no valid id or the file cannot be composed."""
+    import re
+
+    import yaml
+
+    m = re.match(r"([a-z_]+)\[([0-9]+)\]", where or "")
+    if m is None:
+        return where
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8-sig"))
+        items = dict((k.value, v) for k, v in root.value)[m.group(1)].value
+        entry = dict((k.value, v) for k, v in items[int(m.group(2))].value)
+        raw_id = entry["id"].value
+    except (OSError, UnicodeError, yaml.YAMLError, KeyError, IndexError, TypeError, AttributeError, ValueError):
+        # a file the composer cannot walk to the entry keeps the index alone
+        return where
+    if not (isinstance(raw_id, str) and ID_PATTERN.match(raw_id)):
+        return where
+    return f"{m.group(0)} ({raw_id}){where[m.end():]}"
+
+
 class SourceRef(NamedTuple):
     """Where one catalog entry's figures came from: (file, id, source, as_of)."""
 
@@ -337,7 +362,8 @@ class _Store:
                                            f"{' and '.join(repr(k + ':') for k in lists)} "
                                            f"list{'s' if len(lists) > 1 else ''} (catalog/README.md).")
         except YamlProblem as exc:
-            raise CatalogError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=exc.hint) from None
+            raise CatalogError(exc.problem, file=shown, line=exc.line, entry=_with_entry_id(path, exc.path),
+                               hint=exc.hint) from None
         self.files.append(shown)
         self.digests.append(source.sha256)
         root = Entry(data, file=shown, path="", error=CatalogError, line=1)

@@ -138,6 +138,42 @@ def refuse_underflow(value: Any, param: click.Parameter | None, ctx: click.Conte
             raise LineError(f"{param.opts[0]}: {underflow}. {UNDERFLOW_HINT}", ctx)
 
 
+def refuse_other_spelling(value: Any, param: click.Parameter | None, ctx: click.Context | None, *,
+                          whole: bool) -> None:
+    """Refuse a number click would only call invalid, with the hint files give (h18b #4): for a whole-number
+    option '1e3' (1000), '0x10' (16), '1.5' (a whole number), '1k' (planner.core.fields.whole_number_hint);
+    for any option a hexadecimal, octal or binary number ('0x1': the value in decimal, as files hint it,
+    planner.core.yamlrules.refuse_other_bases). Other values are left to click.
+
+    Raises:
+        LineError: naming the option.
+    """
+    if not isinstance(value, str) or param is None:
+        return
+    opt = param.opts[0]
+    based = re.fullmatch(r"\s*([-+]?)0([xXoObB])([0-9A-Fa-f]+)\s*", value)
+    if based is not None and not whole:
+        base = {"x": 16, "o": 8, "b": 2}[based.group(2).lower()]
+        try:
+            meant = int(based.group(3), base)
+        except ValueError:
+            return
+        word = {16: "a hexadecimal", 8: "an octal", 2: "a binary"}[base]
+        raise LineError(f"{opt}: {value!r} is {word} number. Write the value in decimal: "
+                        f"{opt} {based.group(1).replace('+', '')}{meant}.", ctx)
+    if not whole or value.strip().lstrip("+-").isdigit():
+        return
+    from planner.core.fields import whole_number_hint
+
+    if _YAML_DECIMAL.fullmatch(value) and float(value).is_integer():  # more digits than a float holds
+        raise LineError(f"{opt}: {value!r} is not a whole number; it has more digits than a float "
+                        f"holds, which would read it as {int(float(value))}. Write the whole number meant, "
+                        "without decimals.", ctx)
+    hint = whole_number_hint(value, lambda n: f"{opt} {n}")
+    if hint is not None and not hint.startswith("Write the number without quotes"):
+        raise LineError(f"{opt}: {value!r} is not a whole number. {hint}", ctx)
+
+
 class _AsciiDigits:
     """A click number type that first refuses digits of other scripts (:func:`refuse_foreign_digits`);
     a whole-number type also reads a decimal with a whole value ('4.0') as files do (:func:`whole_decimal`)."""
@@ -145,8 +181,10 @@ class _AsciiDigits:
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         refuse_foreign_digits(value, param, ctx, whole=isinstance(self, click.types.IntParamType))
         refuse_underflow(value, param, ctx)
-        if isinstance(self, click.types.IntParamType):
+        whole = isinstance(self, click.types.IntParamType)
+        if whole:
             value = whole_decimal(value, param, ctx)
+        refuse_other_spelling(value, param, ctx, whole=whole)
         return super().convert(value, param, ctx)  # type: ignore[misc]
 
 
@@ -185,17 +223,7 @@ class Count(click.ParamType):
         refuse_foreign_digits(value, param, ctx, whole=True)
         refuse_underflow(value, param, ctx)
         value = whole_decimal(value, param, ctx)
-        if isinstance(value, str) and param is not None and not value.strip().lstrip("+-").isdigit():
-            from planner.core.fields import whole_number_hint
-
-            opt = param.opts[0]
-            if _YAML_DECIMAL.fullmatch(value) and float(value).is_integer():  # more digits than a float holds
-                raise LineError(f"{opt}: {value!r} is not a whole number; it has more digits than a float "
-                                f"holds, which would read it as {int(float(value))}. Write the whole number meant, "
-                                "without decimals.", ctx)
-            hint = whole_number_hint(value, lambda n: f"{opt} {n}")
-            if hint is not None and not hint.startswith("Write the number without quotes"):
-                raise LineError(f"{opt}: {value!r} is not a whole number. {hint}", ctx)
+        refuse_other_spelling(value, param, ctx, whole=True)
         return click.INT.convert(value, param, ctx)
 
 

@@ -77,9 +77,12 @@ _FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
 
 def shown_number(value: Any) -> str:
     """A value as an error message echoes it: a whole number of more than 20 digits shortened
-    ('1000...000 (401 digits)', never Python's 4,300-digit ValueError), anything else as repr()."""
+    ('1000...000 (401 digits)', never Python's 4,300-digit ValueError), a text of more than 40 characters
+    cut the same way, anything else as repr()."""
     if isinstance(value, int) and not isinstance(value, bool):
         return _digits(value)
+    if isinstance(value, str) and len(value) > 40:  # '9999...999M' (5,004 characters), cut as _digits cuts (h18b #5)
+        return f"'{value[:12]}...{value[-4:]}' ({len(value):,} characters)"
     return repr(value)
 
 

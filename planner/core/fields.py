@@ -427,6 +427,12 @@ class Entry:
             raise self.error(dotted[0], key, dotted[1])
         if isinstance(value, int) and abs(value) > _FLOAT_MAX:  # a whole number no float can hold
             raise self.error(f"{_digits(value)} is more than any real value of this field", key)
+        written = self.written(key) if isinstance(value, float) and math.isinf(value) else None
+        if written and "inf" not in written.lower():  # a long decimal YAML read as inf, never written so (h18b #5)
+            digits = sum(c.isdigit() for c in written)
+            shown = written if len(written) <= 20 else f"{written[:4]}...{written[-3:]} ({digits:,} digits)"
+            raise self.error(f"{shown} is beyond the largest number a float holds (about 1.8e+308)", key,
+                             "Give the real value.")
         if not math.isfinite(value):
             raise self.error(f"must be a finite number, not {value!r}", key)
         if min_exclusive and min is not None and value <= min:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from planner.core.errors import ModelConfigError
+from planner.core.fieldhints import ascii_digits_hint
 
 
 #: Largest value of each size key that a real model could have; larger is a typo (an extra digit).
@@ -126,7 +127,10 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
         if isinstance(value, bool) or not isinstance(value, int):
             quoted = isinstance(value, str) and value.strip().isdigit()
             zero = quoted and len(value.strip()) > 1 and value.strip().startswith("0")  # 0128: YAML 1.1 reads a text
+            foreign = ascii_digits_hint(value, (lambda n: f'"{key}": {n}') if _is_json(where) else
+                                        (lambda n: f"{key}: {n}"))  # '３２': int() reads it, JSON and YAML do not
             raise _error(cfg, where, f"{key} must be a whole number, not {value!r}", key,
+                         foreign if foreign else
                          f"Write the number without the leading zero: {key}: {int(value)}." if zero else
                          f"Write the number without quotes: {value.strip()}." if quoted else
                          text_number_hint(key, value, _is_json(where), whole=True))
@@ -282,8 +286,11 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
             whole = isinstance(group, int) or (isinstance(group, float) and group.is_integer())
             if isinstance(group, bool) or not whole or not (group == -1 or 1 <= group <= MAX_QUANT_GROUP):
                 quoted = isinstance(group, str) and group.strip().lstrip("-").isdigit()
+                foreign = ascii_digits_hint(group, (lambda n: f'"{group_key}": {n}') if json else
+                                            (lambda n: f"{group_key}: {n}"))
                 raise _error(cfg, where, f"quantization_config.{group_key} must be a whole number of weights per "
                              f"scale (or -1, one group per output column), not {group!r}", "quantization_config",
+                             foreign if foreign else
                              f"Write the number without quotes: {group.strip()}." if quoted else
                              "Copy the checkpoint's value (most GPTQ and AWQ checkpoints use 128).")
     rs = cfg.get("rope_scaling")

@@ -198,6 +198,7 @@ def read_release(entry: Any, key: str, line: ReleaseLine, *, lines: dict[str, Re
     ``line`` (:meth:`ReleaseLine.resolve`); None when left out. One rule for both keys:
 
     - an empty value (YAML's null) is refused as 'not empty' (Entry.refuse_empty);
+    - a text with blanks before or after it (a space, NBSP, U+3000) is refused, as bnb_version refuses it;
     - a number is refused: a YAML or Python float drops a release's trailing zeros (2024.10 reads as
       2024.1, 0.10 as 0.1), so only text names the release; the message speaks of YAML only when the value
       came from a file (``entry.file`` and a line for the key), and of a string otherwise (the Python API);
@@ -225,6 +226,11 @@ def read_release(entry: Any, key: str, line: ReleaseLine, *, lines: dict[str, Re
         raise entry.error(f"{lead}{key} is the number {raw!r}, and a number drops a release's trailing zeros (0.10 "
                           "is 0.1, 2024.10 is 2024.1)", key,
                           f"Pass the release as a string, as its project writes it, e.g. '{line.current}'.")
+    if isinstance(raw, str) and raw.strip() and raw != raw.strip():
+        # '5.24.0 ', NBSP, U+3000, U+2007 (str.isspace): no release has blanks, and bnb_version refuses them
+        # as no release number, so both release keys do too (h18b #7)
+        raise entry.error(f"{lead}{raw!r} is not {article} {line.name} release number: it has blanks before or "
+                          "after it", key, f"Write it without them: {key}: '{raw.strip()}'.")
     try:
         return line.resolve(raw)
     except ValueError as exc:

@@ -363,7 +363,8 @@ def _task_and_keys(entry: Entry) -> str:
                         "tp: N, or task: train.")
             raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
                               key, hint, overridable=False)
-    entry.check_keys(allowed, explain=_command_line_only(explainer(task)))  # a name from another tool: say whose
+    # a name from another tool: say whose (and never hint a key the entry has already)
+    entry.check_keys(allowed, explain=_command_line_only(explainer(task, entry.data)))
     if "model" not in entry.data:
         raise entry.error("missing required key 'model'", None,
                           "Add model: a catalog id ('planner catalog models' lists them), a path to a config.json, "

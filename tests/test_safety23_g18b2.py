@@ -86,6 +86,16 @@ def test_an_alias_beside_its_planner_key_is_told_to_be_removed(tmp_path: Path) -
     assert "Write context" not in err  # that would make a duplicate key
 
 
+def test_a_scenario_workload_alias_beside_its_key_is_told_to_be_removed(tmp_path: Path) -> None:
+    p = tmp_path / "s.yaml"
+    p.write_text("name: s\nworkloads:\n  - name: a\n    model: llama-2-7b\n    task: infer\n    context: 2048\n"
+                 "    max_model_len: 4096\n")
+    code, err = _run("plan", str(p), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert ("Remove max_model_len: the entry gives context: 2048 already; change that to context: 4096 if 4096 is "
+            "meant.") in err, err
+
+
 def test_vllms_dashed_spelling_gets_the_alias_hint(tmp_path: Path) -> None:
     for key in ("max-model-len", "MAX_MODEL_LEN"):
         p = tmp_path / "c.yaml"
@@ -99,7 +109,8 @@ def test_vllms_dashed_spelling_gets_the_alias_hint(tmp_path: Path) -> None:
 
 # -- #9: import-skypilot, case ---------------------------------------------------------------------------------------
 
-_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone"
+_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+           "AvailabilityZone")
 _INFO = ("\"{'Gpus': [{'Name': 'A10G', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}}], "
          "'TotalGpuMemoryInMiB': 24576}\"")
 

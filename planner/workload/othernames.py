@@ -351,7 +351,8 @@ def describe(row: OtherName, value: Any, *, task_of_key: str | None = None,
     if given is not None and row.key in given and not task_of_key:
         now = _shown(given[row.key])
         has = f"{row.key}: {now}" if now is not None else row.key
-        change = f"; change that to {row.key}: {write} if {write} is meant" if write is not None and write != now else ""
+        change = (f"; change that to {row.key}: {write} if {write} is meant" if write is not None and write != now
+                  else "")
         return problem, f"Remove {row.name}: the entry gives {has} already{change}."
     parts = [f"Write {row.key}: {write}." if write is not None and not task_of_key else ""]
     parts.append(row.note)

@@ -400,8 +400,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             inst = (r.get("InstanceType") or "").strip()
             key = inst if inst and not unsafe_problem(inst) else f"the row on line {r['_line']}"
             bad.setdefault(key, r["_bad"])
-    rows = [r for r in rows if "_bad" not in r]
-    instance_case_lines = _lower_instances(provider, rows)
+    instance_case_lines = _lower_instances(provider, rows := [r for r in rows if "_bad" not in r])
     _check_layout(path, provider, header, rows)
     rows = _check_duplicates(path, provider, rows)
     known = set(gpu_ids) if gpu_ids is not None else None

@@ -199,7 +199,9 @@ def _drawn_alike(name: str, choice: str) -> str | None:
     CYRILLIC SMALL LETTER O), as --region names its character (planner.cli.catalog)."""
     from planner.core.names import char_name, lookalike_key
 
-    if name == choice or len(name) != len(choice) or lookalike_key(name) != lookalike_key(choice):
+    if unicodedata.normalize("NFKC", name) == choice or len(name) != len(choice):
+        return None  # full-width 'ｌ４' is 'l4' in NFKC, as close_matches reads it; the usual hint
+    if lookalike_key(name) != lookalike_key(choice):
         return None
     diff = [(i, x, y) for i, (x, y) in enumerate(zip(name, choice), 1) if x != y]
     if not diff or len(diff) > 3 or all(x.lower() == y.lower() for _, x, y in diff):
@@ -208,17 +210,20 @@ def _drawn_alike(name: str, choice: str) -> str | None:
     return f"Did you mean {choice!r}? The name given holds {where}, which look alike."
 
 
-def did_you_mean(name: str, choices: Iterable[str], n: int = 3, listing: str | None = None) -> str | None:
+def did_you_mean(name: str, choices: Iterable[str], n: int = 3, listing: str | None = None, *,
+                 name_lookalike: bool = True) -> str | None:
     """A "Did you mean ...?" hint from close matches (:func:`close_matches`), or a list of valid names.
 
     ``listing``: the ``planner catalog`` list that shows the choices ('gpus'), named when there are too many to
     give here ('planner catalog' alone needs one). Returns None when there is nothing to choose from.
+    ``name_lookalike``: name the character where the name is drawn alike with a choice (:func:`_drawn_alike`);
+    False where the caller's problem names it already.
     """
     options = sorted(set(choices))
     if not options:
         return None
     close = close_matches(name, options, n=n)
-    drawn = next((note for c in close if (note := _drawn_alike(str(name), c))), None)
+    drawn = name_lookalike and next((note for c in close if (note := _drawn_alike(str(name), c))), None)
     if drawn:  # 'rtx‐4090' (U+2010) and 'rtx-4090' print alike: name the character, offer that one (h18b #3)
         return drawn
     if close:

@@ -184,6 +184,35 @@ def _targets(given: dict[str, Any]) -> list[str]:
     return targets
 
 
+def _no_max_written(source: tuple[Any, str | None, str], given: dict[str, Any]) -> Any:
+    """The keys ``source`` (:func:`workload_source`) writes, after refusing 'max' written in them: fit
+    searches the one value the command line (or keyword) gives 'max', so the file holds numbers only
+    (h18b #10).
+
+    Raises:
+        ScenarioError: named at the file, line and key, with the option that searches it as hint.
+    """
+    from planner.core.errors import ScenarioError
+
+    written, file = source[0], source[1]
+    for k in FIT_TARGETS:
+        v = written.get(k)
+        if not (isinstance(v, str) and v.strip().lower() == "max") or k in given:
+            continue  # an option given for k replaces the file's value
+        flag = "--" + k.replace("_", "-")
+        others = [o for o in FIT_TARGETS if given.get(o) == "max"]
+        if others:
+            oflag = "--" + others[0].replace("_", "-")
+            hint = (f"fit searches exactly one value, here {oflag} max: write {k}: N (a whole number) in the file, "
+                    f"or remove {k} from it.")
+        else:
+            hint = (f"Give it on the command line: {flag} max (fit searches exactly one value), and write {k}: N "
+                    f"(a whole number) in the file or remove {k} from it.")
+        raise ScenarioError("'max' is a value of planner fit's command line, not of a workload file", file=file,
+                            line=(getattr(written, "lines", None) or {}).get(k), entry=k, hint=hint)
+    return written
+
+
 def fit(*extra: Any, gpu: str | None = None, workload: Any = None, catalog: Any = None, headroom: float | None = None,
         **options: Any) -> FitResult:
     """Find the largest micro-batch, sequence length, context, concurrency or llama.cpp GPU layer
@@ -239,8 +268,7 @@ def fit(*extra: Any, gpu: str | None = None, workload: Any = None, catalog: Any 
     if "model" not in given and workload is None:
         raise UsageError("fit() needs model= or workload= (a workload file or mapping)",
                          usage="give --model (or --workload FILE)")
-    source = workload_source(workload)
-    written = source[0]
+    written = _no_max_written(source := workload_source(workload), given)
     target = _targets(given)[0]
     section, attr = FIT_TARGETS[target]
     given[target] = 1

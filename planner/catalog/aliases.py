@@ -69,6 +69,11 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
     H100 NVL.
     """
     name = accelerator.strip()
+    if name not in GPU_ALIASES:
+        # SkyPilot matches an accelerator name case-blind ('a10g' is A10G): sky/utils/accelerator_registry.py,
+        # canonicalize_accelerator_name, "searched in the catalog with its case being ignored" (h18b #9)
+        same = [k for k in GPU_ALIASES if k.lower() == name.lower()]
+        name = same[0] if len(same) == 1 else name
     info = gpu_info or ""
     if provider == "lambda" and name == "H100" and "pcie" in instance.lower():
         return "h100-pcie"

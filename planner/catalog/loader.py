@@ -584,14 +584,27 @@ def _check_overlay_prices(e: Entry, existing: Parsed, fields: Mapping[str, Field
     restated = [k for k in ("source", "as_of") if k in e.data]
     if restated and has_price and not prices:
         # An entry has one source and date, which the quote prints for its price.
-        price_key = next(k for k in _PRICE_KEYS if existing.values.get(k) is not None)
-        shown = f"{price_key} {existing.values[price_key]:,.2f} of {existing.values['as_of']}"
+        shipped = [k for k in _PRICE_KEYS if existing.values.get(k) is not None]
+        shown = f"{shipped[0]} {_price_text(existing.values[shipped[0]])} of {existing.values['as_of']}"
+        # the keys this entry's kind has: cloud rows have usd_per_hour and no price_kind (h18b #2)
+        keys = ", ".join([*shipped, "price_kind"] if "price_kind" in fields else shipped)
+        where = "the quote" if "price_kind" in fields else "the cost tables"
         raise e.error(
-            f"changes {' and '.join(restated)} but not the price: the quote would show them for the "
+            f"changes {' and '.join(restated)} but not the price: {where} would show them for the "
             f"shipped price ({shown})", restated[0],
-            "Restate the price with your source and date (price_usd, price_kind), or drop source/as_of "
+            f"Restate the price with your source and date ({keys}), or drop source/as_of "
             "from this overlay entry and say where your change comes from in 'notes:'.",
         )
+
+
+def _price_text(value: object) -> str:
+    """A shipped price as its file writes it: cents when it has at most two decimals (1,599.00),
+    else every digit it has (0.526 stays 0.526, h18b #2); a (low, high) range as '[low, high]'."""
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_price_text(v) for v in value) + "]"
+    if isinstance(value, (int, float)) and round(value, 2) == value:
+        return f"{value:,.2f}"
+    return f"{value:,}" if isinstance(value, (int, float)) else str(value)
 
 
 def content_sha256(files: Iterable[str | Path]) -> str:

@@ -147,6 +147,9 @@ class ImportResult:
     #: CSV lines whose region had lower-case letters, for a cloud whose regions are upper-case country codes
     #: (planner.catalog.cloud.UPPER_CASE_REGIONS): written in upper case
     region_upper_lines: list[str] = field(default_factory=list)
+    #: CSV lines whose instance type had upper-case letters, for a cloud that names its instance types in lower
+    #: case (:data:`LOWER_CASE_INSTANCES`): written in lower case (h18b #9)
+    instance_case_lines: list[str] = field(default_factory=list)
     #: the UTF-8 bytes the rows take in an overlay at the least (:func:`entry_bytes`)
     entry_bytes: int = 0
 
@@ -268,6 +271,26 @@ def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str) -> str
     return catalog_gpu_id(provider, instance, accelerator, gpu_info)
 
 
+#: The clouds whose instance types are all lower case: AWS ('g5.2xlarge', its EC2 API takes no other spelling) and
+#: Google Cloud ('a2-highgpu-1g'), as every row of SkyPilot's catalogs/v8 aws and gcp vms.csv writes them. Azure
+#: ('Standard_NC24ads_A100_v4') and RunPod ('1x_A100-80GB_SECURE') mix cases, so theirs are kept as written.
+LOWER_CASE_INSTANCES = frozenset({"aws", "gcp"})
+
+
+def _lower_instances(provider: str, rows: list[dict[str, str]]) -> list[str]:
+    """Lower-case the InstanceType of ``rows`` (in place) for a cloud of :data:`LOWER_CASE_INSTANCES`, as regions
+    are (h18b #9: 'G5.2XLARGE' was written as is); the CSV lines changed, for the import's note."""
+    if provider not in LOWER_CASE_INSTANCES:
+        return []
+    changed = []
+    for r in rows:
+        inst = r.get("InstanceType") or ""
+        if inst != inst.lower():
+            r["InstanceType"] = inst.lower()
+            changed.append(str(r["_line"]))
+    return changed
+
+
 def slug(provider: str, instance: str) -> str:
     return f"{provider}-" + re.sub(r"[^a-z0-9]+", "-", instance.lower()).strip("-")
 
@@ -377,11 +400,11 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             inst = (r.get("InstanceType") or "").strip()
             key = inst if inst and not unsafe_problem(inst) else f"the row on line {r['_line']}"
             bad.setdefault(key, r["_bad"])
-    rows = [r for r in rows if "_bad" not in r]
+    instance_case_lines = _lower_instances(provider, rows := [r for r in rows if "_bad" not in r])
     _check_layout(path, provider, header, rows)
     rows = _check_duplicates(path, provider, rows)
     known = set(gpu_ids) if gpu_ids is not None else None
-    result = ImportResult()
+    result = ImportResult(instance_case_lines=instance_case_lines)
     zones: dict[str, list[_Zone]] = {}
     meta: dict[str, tuple[str, int, int, float]] = {}
     lines: dict[str, str] = {}  # an instance type's first row

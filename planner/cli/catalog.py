@@ -497,7 +497,9 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
                                  (result.region_case_lines, "region in upper case written in lower case, as the "
                                                             "cloud names it"),
                                  (result.region_upper_lines, "region in lower case written in upper case, as the "
-                                                             "cloud names its country codes"))):
+                                                             "cloud names its country codes"),
+                                 (result.instance_case_lines, "instance type in upper case written in lower case, "
+                                                              "as the cloud names it"))):
             say("  " + line)
     if not rows:  # an overlay of nothing would replace a good one: refused, nothing written
         raise InputError(f"no instance was kept from {', '.join(files)} (left out as listed above), so nothing was "

@@ -191,16 +191,41 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
     return list(dict.fromkeys(same + prefix + inside + family + close))[:n]
 
 
-def did_you_mean(name: str, choices: Iterable[str], n: int = 3, listing: str | None = None) -> str | None:
+def _drawn_alike(name: str, choice: str) -> str | None:
+    """'Did you mean 'rtx-4090'? ...' naming the characters where ``name`` differs from ``choice``, when the two
+    have one lookalike key (UTS #39 skeleton, then case and dash folding: :func:`planner.core.names.lookalike_key`)
+    and the same length, and differ at one to three places not only in case; else None. The message otherwise
+    echoes a name that prints as the suggestion does ('rtx‐4090' with U+2010 HYPHEN, 'qlоra-7b' with U+043E
+    CYRILLIC SMALL LETTER O), as --region names its character (planner.cli.catalog)."""
+    from planner.core.names import char_name, lookalike_key
+
+    if unicodedata.normalize("NFKC", name) == choice or len(name) != len(choice):
+        return None  # full-width 'ｌ４' is 'l4' in NFKC, as close_matches reads it; the usual hint
+    if lookalike_key(name) != lookalike_key(choice):
+        return None
+    diff = [(i, x, y) for i, (x, y) in enumerate(zip(name, choice), 1) if x != y]
+    if not diff or len(diff) > 3 or all(x.lower() == y.lower() for _, x, y in diff):
+        return None
+    where = "; ".join(f"{char_name(x)} at character {i} where {choice!r} has {y!r}" for i, x, y in diff)
+    return f"Did you mean {choice!r}? The name given holds {where}, which look alike."
+
+
+def did_you_mean(name: str, choices: Iterable[str], n: int = 3, listing: str | None = None, *,
+                 name_lookalike: bool = True) -> str | None:
     """A "Did you mean ...?" hint from close matches (:func:`close_matches`), or a list of valid names.
 
     ``listing``: the ``planner catalog`` list that shows the choices ('gpus'), named when there are too many to
     give here ('planner catalog' alone needs one). Returns None when there is nothing to choose from.
+    ``name_lookalike``: name the character where the name is drawn alike with a choice (:func:`_drawn_alike`);
+    False where the caller's problem names it already.
     """
     options = sorted(set(choices))
     if not options:
         return None
     close = close_matches(name, options, n=n)
+    drawn = name_lookalike and next((note for c in close if (note := _drawn_alike(str(name), c))), None)
+    if drawn:  # 'rtx‐4090' (U+2010) and 'rtx-4090' print alike: name the character, offer that one (h18b #3)
+        return drawn
     if close:
         return "Did you mean " + " or ".join(repr(c) for c in close) + "?"
     if len(options) <= 12:

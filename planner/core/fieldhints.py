@@ -360,8 +360,8 @@ def _not_a_choice(value: str, choices: Any, problem: str, lead: str = "") -> tup
     from planner.core.names import char_name
 
     text = str(value)
-    hint = did_you_mean(text, list(choices))
-    folded = did_you_mean(unicodedata.normalize("NFKC", text), list(choices))
+    hint = did_you_mean(text, list(choices), name_lookalike=False)  # the problem names the character below
+    folded = did_you_mean(unicodedata.normalize("NFKC", text), list(choices), name_lookalike=False)
     if (hint is None or not hint.startswith("Did you mean")) and folded is not None and folded.startswith("Did you"):
         hint = folded
     foreign = next((ch for ch in text if not ch.isascii()), None)

@@ -53,6 +53,7 @@ task it is (planner.workload.spec). This module keeps no state and does no work 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -325,11 +326,14 @@ def _shown(value: Any) -> str | None:
     return None
 
 
-def describe(row: OtherName, value: Any, *, task_of_key: str | None = None) -> tuple[str, str | None]:
+def describe(row: OtherName, value: Any, *, task_of_key: str | None = None,
+             given: Mapping[str, Any] | None = None) -> tuple[str, str | None]:
     """(problem, hint) for ``row.name`` given with ``value``.
 
     Args:
         task_of_key: the task whose option ``row.key`` is, when it is not the entry's task.
+        given: the entry's keys and values: where ``row.key`` is one of them, 'Write key: value'
+            would make a duplicate key, so the hint says to remove ``row.name`` (h18b #6).
     """
     whose = f" (the name in {row.tools})" if row.tools else ""
     if row.key is None and row.tools == _NOT_A_FILE_KEY:  # a planner name that a --workload file does not take
@@ -344,19 +348,30 @@ def describe(row: OtherName, value: Any, *, task_of_key: str | None = None) -> t
         write = row.values[text.lower()]
     elif row.same_value and text is not None:
         write = text
+    if given is not None and row.key in given and not task_of_key:
+        now = _shown(given[row.key])
+        has = f"{row.key}: {now}" if now is not None else row.key
+        change = (f"; change that to {row.key}: {write} if {write} is meant" if write is not None and write != now
+                  else "")
+        return problem, f"Remove {row.name}: the entry gives {has} already{change}."
     parts = [f"Write {row.key}: {write}." if write is not None and not task_of_key else ""]
     parts.append(row.note)
     hint = " ".join(p for p in parts if p)
     return problem, hint or None
 
 
-def explainer(where: str) -> Callable[[str, Any], tuple[str, str | None] | None]:
+def explainer(where: str, given: Mapping[str, Any] | None = None
+              ) -> Callable[[str, Any], tuple[str, str | None] | None]:
     """The ``explain`` function of ``Entry.check_keys`` for an entry of ``where``: 'train' or
     'infer' (a workload of that task), 'constraints', or 'scenario' (a scenario's top level, where a
     workload's name belongs in a ``workloads:`` entry).
 
     A workload's name is looked up for its task, then for either task ('workload'), then for the
     other task (the message then says the planner's key is an option of that task).
+
+    A name is looked up as a command line spells it too: vLLM's ``--max-model-len`` written
+    ``max-model-len`` (or ``MAX_MODEL_LEN``) is the row of ``max_model_len`` (h18b #6). ``given``:
+    the entry's keys and values, so that a hint never makes a duplicate key (see ``describe``).
 
     The table is built when the first unknown key is explained, not before: an entry without
     one (nearly every entry) costs nothing here.
@@ -368,11 +383,12 @@ def explainer(where: str) -> Callable[[str, Any], tuple[str, str | None] | None]
 
     def explain(name: str, value: Any) -> tuple[str, str | None] | None:
         _fill(table)
-        row = table.get((where, name)) or (table.get(("workload", name)) if other else None)
+        looked = name.lower().replace("-", "_") if isinstance(name, str) else name
+        row = table.get((where, looked)) or (table.get(("workload", looked)) if other else None)
         if row is not None:
-            return describe(row, value)
-        if other and (other, name) in table:
-            return describe(table[(other, name)], value, task_of_key=other)
+            return describe(dataclasses.replace(row, name=name), value, given=given)
+        if other and (other, looked) in table:
+            return describe(dataclasses.replace(table[(other, looked)], name=name), value, task_of_key=other)
         return None
 
     return explain

@@ -363,7 +363,14 @@ def _task_and_keys(entry: Entry) -> str:
                         "tp: N, or task: train.")
             raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
                               key, hint, overridable=False)
-    entry.check_keys(allowed, explain=_command_line_only(explainer(task)))  # a name from another tool: say whose
+    # a name from another tool: say whose (and never hint a key the file writes already: the keys it has a line of
+    # their own for, not those a scenario's strategy search sets, which get the entry's line: solve.choices._with;
+    # the first key shares the entry's '- ' line)
+    lines = getattr(entry.data, "lines", None)
+    first = next(iter(entry.data), None)
+    written = ({k: v for k, v in entry.data.items() if k in lines and (k == first or lines[k] != entry.line_of(None))}
+               if lines else entry.data)
+    entry.check_keys(allowed, explain=_command_line_only(explainer(task, written)))
     if "model" not in entry.data:
         raise entry.error("missing required key 'model'", None,
                           "Add model: a catalog id ('planner catalog models' lists them), a path to a config.json, "

@@ -280,7 +280,9 @@ def test_base_60_numbers_are_refused_in_every_yaml_file(tmp_path: Path) -> None:
     r = _cli("catalog", "gpus", "--catalog", "ov", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2, err
-    assert "gpus.yaml:4: gpus[0].price_usd: 4:50 is a base-60 number in YAML 1.1 (it reads as 290)" in err, err
+    # the entry named with its id, as every other error of an overlay (h18b #8)
+    assert ("gpus.yaml:4: gpus[0] (rtx-4060-ti-16gb).price_usd: 4:50 is a base-60 number in YAML 1.1 (it reads as "
+            "290)") in err, err
     (tmp_path / "cal.yaml").write_text("schema_version: 1\ngpus:\n  - gpu_name: x\n    cuda_context: 1:30.5\n")
     r = _cli("estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--calibration", "cal.yaml",
              cwd=tmp_path)

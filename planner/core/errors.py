@@ -191,22 +191,28 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
     return list(dict.fromkeys(same + prefix + inside + family + close))[:n]
 
 
+def _char_name(ch: str) -> str:
+    """'U+2010 (HYPHEN)', as planner.core.names.char_name gives it for a character with a Unicode name."""
+    name = unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
+
+
 def _drawn_alike(name: str, choice: str) -> str | None:
     """'Did you mean 'rtx-4090'? ...' naming the characters where ``name`` differs from ``choice``, when the two
-    have one lookalike key (UTS #39 skeleton, then case and dash folding: :func:`planner.core.names.lookalike_key`)
+    have one UTS #39 skeleton up to case (:func:`planner.core.lookalike.skeleton`)
     and the same length, and differ at one to three places not only in case; else None. The message otherwise
     echoes a name that prints as the suggestion does ('rtx‐4090' with U+2010 HYPHEN, 'qlоra-7b' with U+043E
     CYRILLIC SMALL LETTER O), as --region names its character (planner.cli.catalog)."""
-    from planner.core.names import char_name, lookalike_key
+    from planner.core.lookalike import skeleton  # (not planner.core.names, which imports this module)
 
     if unicodedata.normalize("NFKC", name) == choice or len(name) != len(choice):
         return None  # full-width 'ｌ４' is 'l4' in NFKC, as close_matches reads it; the usual hint
-    if lookalike_key(name) != lookalike_key(choice):
+    if skeleton(name).casefold() != skeleton(choice).casefold():
         return None
     diff = [(i, x, y) for i, (x, y) in enumerate(zip(name, choice), 1) if x != y]
     if not diff or len(diff) > 3 or all(x.lower() == y.lower() for _, x, y in diff):
         return None
-    where = "; ".join(f"{char_name(x)} at character {i} where {choice!r} has {y!r}" for i, x, y in diff)
+    where = "; ".join(f"{_char_name(x)} at character {i} where {choice!r} has {y!r}" for i, x, y in diff)
     return f"Did you mean {choice!r}? The name given holds {where}, which look alike."
 
 

@@ -383,6 +383,7 @@ def test_load_catalog_reads_an_overlay(tmp_path):
 
 # ----- the docstrings' examples --------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_examples_in_the_docstrings_hold(monkeypatch):
     import planner.api
     from planner.api import comparisons, estimates, fits, plans

@@ -33,6 +33,7 @@ def test_plain_number(value, plain) -> None:
     assert got == plain and type(got) is type(plain)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("micro_batch", [np.int64(2), Decimal("2"), Fraction(4, 2), np.float32(2.0), 2])
 def test_whole_values_of_any_numeric_type_are_taken(micro_batch) -> None:
     # before: numpy and Decimal integers were refused as "not a whole number"
@@ -41,6 +42,7 @@ def test_whole_values_of_any_numeric_type_are_taken(micro_batch) -> None:
     assert r.estimate.per_gpu_total_bytes != estimate(**QLORA).estimate.per_gpu_total_bytes  # micro-batch 1
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_top_and_tokens_per_month_take_any_numeric_type() -> None:
     assert len(plan(SCENARIO, top=np.int64(2)).to_frame("alternatives")) <= 2
     a = compare(COMPARE, tokens_per_month=Decimal("200000000")).to_frame()

@@ -120,6 +120,7 @@ def _catalog_arch(model_id):
     return from_hf_config(entry["config"], model_id)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_real_model_shapes():
     qwen3 = _catalog_arch("qwen3-4b")
     assert (qwen3.head_dim, qwen3.q_dim, qwen3.kv_dim) == (128, 32 * 128, 8 * 128)  # explicit head_dim, not 2560/32

@@ -142,6 +142,7 @@ def _one_line(args: list[str]) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_positions_past_a_learned_position_table_are_refused() -> None:
     # GPT-2 learns 1,024 position embeddings (wpe): position 1,024 has none (IndexError / CUDA assert).
     line = _one_line(["estimate", "--model", "gpt2", "--task", "train", "--seq-len", "2048"])

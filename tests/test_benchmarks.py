@@ -9,6 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_bench_workbook_runs_on_three_workloads(tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_workbook.py"), "--workloads", "3",
                              "--repeats", "1", "--keep", str(tmp_path)], capture_output=True, text=True, timeout=300)

@@ -944,6 +944,7 @@ def test_spot_above_on_demand_loads_with_a_warning_naming_file_instance_and_pric
     assert load_catalog(overlay, base=TINY).warnings == ()
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_overlay_price_without_notes_drops_the_shipped_notes(tmp_path: Path) -> None:
     # The shipped notes describe the shipped price: am5-desktop's list the parts that add up to its $1,499 (the
     # quote line repeats them), the others say where each price came from. An overlay that sets a price of any

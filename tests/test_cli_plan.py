@@ -257,6 +257,7 @@ def test_catalog_cloud_shows_the_spot_range(runner):
     assert data["gcp-g2-standard-4"]["spot_usd_per_hour_range"] is None
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_catalog_cloud_warns_about_a_spot_price_above_on_demand(runner, tmp_path):
     # The shipped catalog has none. An overlay pricing aws-g5-xlarge at 0.4 USD/h on demand, below its
     # 0.4246 spot price (line 5 of the overlay), loads, and 'planner catalog cloud' says so under the table
@@ -320,6 +321,7 @@ def test_fit_json_prints_a_document_when_nothing_fits():
     assert doc["fits"] is False and doc["max_value"] is None and doc["need_bytes"] > doc["capacity_bytes"]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_fit_and_estimate_agree_with_vllms_own_kv_arithmetic_on_a_large_card(runner):
     # On an H100 vllm serve defaults to 8,192 batched tokens and 1,024 sequences; the need that
     # `fit` searches with and the KV budget `estimate --gpu` prints both use them, and a vLLM workload

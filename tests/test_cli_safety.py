@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BASE = str(Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_closed_output_pipe_is_an_error_line_and_exit_2() -> None:
     code = f"import sys; from planner.cli.main import main; sys.argv = ['planner', 'plan', {BASE!r}]; main()"
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -27,9 +30,6 @@ def _compare_with(tmp_path: Path, old: str, new: str) -> Path:
     path = tmp_path / "c.yaml"
     path.write_text(text.replace(old, new))
     return path
-
-
-import pytest  # noqa: E402
 
 
 @pytest.mark.parametrize("old, new, message", [

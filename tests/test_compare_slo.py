@@ -169,6 +169,7 @@ def test_an_instance_no_count_serves_says_so_with_the_closest_figures(several, c
     assert "target 10 ms" in fit.why_not
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 def test_the_workbooks_usd_per_million_tokens_follow_the_slo_load(catalog, tmp_path):
     # LibreOffice computes the Cloud vs Local sheet's formulas: they give the figures compare prints

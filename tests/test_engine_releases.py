@@ -240,6 +240,7 @@ def test_lora_slots_are_stacked_a_and_b_per_linear_and_come_out_of_the_kv_budget
     assert host and host[0].bytes == 4 * 32 * 64 * 81_920 * 2  # max_cpu_loras defaults to max_loras
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_lora_keys_are_checked_as_vllm_checks_them():
     from planner.core.errors import InputError
 
@@ -353,6 +354,7 @@ def _cli(*args: str):
     return CliRunner().invoke(main, list(args))
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_default_release_is_stated_in_text_and_json():
     base = ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm"]
     r = _cli(*base, "--json")
@@ -453,6 +455,7 @@ def report_rows() -> list[list[str]]:
     return rows
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_report_section_is_current():
     # reports/validation.md carries this file's table (python -m planner.validate.validation rewrites it)
     from pathlib import Path

@@ -69,6 +69,7 @@ def test_one_endless_line_is_cut_at_the_cap(tmp_path: Path, monkeypatch: pytest.
     "",  # the header alone
     "gpu_1x_h100_pcie,H100,1.0,26.0,200.0,2.49,europe-central-1,,\n",  # not in a US region
 ])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_import_that_keeps_nothing_writes_nothing(tmp_path: Path, body: str) -> None:
     out = tmp_path / "ov"
     r = _run(str(_lambda(tmp_path, ROW, "good.csv")), "--out", str(out), "--as-of", "2026-01")

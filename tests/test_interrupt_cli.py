@@ -126,6 +126,7 @@ def test_a_killed_run_leaves_the_previous_set_or_the_new_one_whole(tmp_path: Pat
     assert _machine_of_set(out) == "1 x rtx-4090 on am5-desktop"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_two_runs_on_one_folder_at_once(tmp_path: Path, scenarios) -> None:
     a, b = scenarios
     out = tmp_path / "out"

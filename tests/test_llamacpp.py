@@ -377,6 +377,7 @@ def test_option_messages_read_as_options():
 
 # ----- GPUs llama.cpp has a backend for -------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_gaudi_is_refused_for_llamacpp_and_amd_is_not():
     # ggml has CUDA, HIP (ROCm) and SYCL backends; Intel Gaudi (an HPU) has none (review F14)
     from click.testing import CliRunner

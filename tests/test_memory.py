@@ -983,6 +983,7 @@ def test_inference_gpus_per_node_holds_whole_replicas():
                               "GPUs: give gpus: 4, 8, 12 or another multiple of 4, or leave it out for one replica.")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_gpus_in_an_inference_workload_file_means_what_the_option_means():
     from click.testing import CliRunner
 
@@ -1041,6 +1042,7 @@ def test_gpus_in_an_inference_workload_file_means_what_the_option_means():
                             "another target for task infer.\n")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_hf_prefill_bound_below_the_concurrency_is_refused():
     # Transformers prefills every sequence of the batch in each pass, at least one token each
     # (GenerationConfig(prefill_chunk_size >= 1)): 16 tokens per pass cannot hold 32 sequences.

@@ -276,6 +276,7 @@ def test_gpus_in_a_scenarios_inference_workload_says_what_to_write():
                               "task: train.")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_vllm_with_the_default_context_names_the_max_model_len_to_start_with():
     # vllm serve defaults max_model_len to the model's maximum (131,072 for Llama 3.1) and refuses to start
     # when one sequence that long does not fit its KV cache; the plan sized 4,096 tokens.

@@ -94,6 +94,7 @@ def test_precision_names_the_recipe_and_lists_the_recipes(tmp_path: Path) -> Non
     assert all(name in line for name in RECIPES), "the message lists the recipe values"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_same_name_means_a_task_s_own_key(tmp_path: Path) -> None:
     """dtype is a training workload's load dtype (Transformers' spelling; torchtune's bf16 is named its
     recipe) and vLLM's weight dtype; batch_size torchtune's micro-batch and a pipeline's sequences at once."""

@@ -430,6 +430,7 @@ def report_rows() -> list[tuple[str, str, str, str, str, str]]:
     return rows
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_report_rows_are_within_their_tests_tolerances():
     rows = report_rows()
     assert len(rows) == 10

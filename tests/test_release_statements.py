@@ -87,6 +87,7 @@ def test_xlsx_summary_states_the_engine_release_beside_the_training_stack(planne
 FIT = ["fit", "--gpu", "rtx-4090", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--seq-len", "max"]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_fit_states_the_framework_release_in_text_and_json():
     res = _run(*FIT, "--framework", "unsloth", "--framework-version", "2024.8")
     assert res.exit_code == 0, res.output

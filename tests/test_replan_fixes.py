@@ -70,6 +70,7 @@ def _replanned_lines(e: NoFeasiblePlan) -> list[str]:
 CASES = ["ftb15", "ftpin", "ftmc2b", "ftck", "a4090mc4", "p6mc1", "c120", "dl2", "tppin"]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("name", CASES)
 def test_every_replanned_fix_replans_feasible_with_its_figures(catalog, name):
     data = _data(name)
@@ -101,6 +102,7 @@ def test_no_unchecked_other_card_is_offered(catalog, name):
             assert "re-planned with" in s
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_ftmc2b_offers_max_cards_8(catalog):
     # trial 4, item 5: max_cards: 8 (8 x a100-40gb-pcie, 18.3 h) was the working fix, never offered
     e = _no_plan(_data("ftmc2b"), catalog)

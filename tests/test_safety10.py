@@ -85,12 +85,14 @@ def _weights_gib(tmp_path: Path, q: dict, *extra: str) -> str:
     return next(c for c in doc["components"] if c["name"].startswith("weights"))["bytes"]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_whole_float_group_size_is_that_number(tmp_path: Path) -> None:
     gptq = {"quant_method": "gptq", "bits": 4}
     assert _weights_gib(tmp_path, {**gptq, "group_size": 64.0}) == _weights_gib(tmp_path, {**gptq, "group_size": 64})
     assert _weights_gib(tmp_path, {**gptq, "group_size": 64}) != _weights_gib(tmp_path, {**gptq, "group_size": 128})
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_nf4_checkpoints_double_quant_setting_is_the_default(tmp_path: Path) -> None:
     nf4 = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
     single = _weights_gib(tmp_path, {**nf4, "bnb_4bit_use_double_quant": False})
@@ -160,6 +162,7 @@ def test_workbooks_saved_in_threads_leave_tempfile_tempdir_as_it_was(tmp_path: P
     assert all((tmp_path / str(i) / "qlora-7b-12gb.xlsx").is_file() for i in range(8))
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_manifest_that_cannot_be_updated_after_the_moves_is_said_and_the_set_stands(tmp_path: Path,
                                                                                       monkeypatch) -> None:
     # hostile pass 7A item 2: the disk fills after the reports were swapped in; the manifest written before the
@@ -207,6 +210,7 @@ def test_running_out_of_memory_is_one_line_not_a_bug_report(tmp_path: Path, monk
     assert not (tmp_path / "o").exists()  # the folder it made, the staging folder in it: removed
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_infeasible_comparison_replaces_the_earlier_one(tmp_path: Path) -> None:
     # hostile pass 7A item 5: as 'planner plan' does, the json says nothing fits and the stale workbook goes
     root = Path(__file__).resolve().parent.parent
@@ -304,6 +308,7 @@ def test_a_stale_name_that_holds_no_regular_file_is_kept_and_said(tmp_path: Path
     assert os.path.lexists(md)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_dead_staging_folder_with_previous_reports_is_said(tmp_path: Path) -> None:
     # hostile pass 7A item 7 (and 8A item 2): a run killed during its moves leaves its manifest listing two hashes
     # for a name (the one written before the moves) and its files in the staging folder; the next run removes

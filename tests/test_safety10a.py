@@ -161,6 +161,7 @@ def test_a_comma_in_an_api_size_and_token_count_is_refused() -> None:
 
 # --- item 16: '_' separators ------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_underscore_separators_are_refused_in_sizes_token_counts_and_quoted_numbers(tmp_path: Path) -> None:
     sep = "is written with '_' separators, which planner does not read"
     r = _run("compare", COMPARE, "--tokens-per-month", "200_000_000")  # before: taken as 200M
@@ -188,6 +189,7 @@ def test_underscore_separators_are_refused_in_sizes_token_counts_and_quoted_numb
     ("costs", "mfu", "30%", "0.3"),
     ("costs", "cloud_discount", "12.5%", "0.125"),  # 12.5 / 100
 ])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_percentage_where_a_share_belongs_gets_the_fraction(tmp_path: Path, section: str, key: str, written: str,
                                                                fraction: str) -> None:
     # before: "Write a plain number, without quotes or unit"; following it (30) gave "must be at most 0.99"
@@ -259,6 +261,7 @@ def test_a_gpu_overlay_price_with_a_fraction_of_a_cent_is_refused(tmp_path: Path
                         f"has a fraction of a cent. {CENT}: write price_usd: 250.00 or 250.01.\n"), r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_api_refuses_a_fraction_of_a_cent_with_an_input_error(tmp_path: Path) -> None:
     import dataclasses as dc
 
@@ -312,6 +315,7 @@ def test_a_workloads_hours_per_month_is_checked_as_costs_hours_per_month_is(tmp_
 
 # --- item 9: --task replacing a workload file's task ------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_task_option_replacing_a_files_task_names_the_option_not_the_file(tmp_path: Path) -> None:
     # before: "w.yaml:3: method: 'method' is an option of task train, not infer. Remove it or set task: train."
     # (the file already says task: train; --task infer is the cause)
@@ -348,6 +352,7 @@ def test_catalog_check_refuses_a_today_before_2000(today: str) -> None:
                         f"today's, {today_date()}, the default. See 'planner catalog check --help'.\n"), r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_catalog_check_refuses_a_today_before_the_catalogs_oldest_date() -> None:
     # the month before the oldest price is before the newest one too: refused since h16b minor e by the newest
     # date's rule (tests/test_safety21_f16b4.py), which names the newest date

@@ -60,6 +60,7 @@ def _overlay(tmp_path: Path, text: str) -> Path:
     return d
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_every_yaml_file_kind_refuses_a_hidden_line_break(tmp_path: Path) -> None:
     from planner import estimate, plan
     from planner.catalog.loader import load_catalog
@@ -222,6 +223,7 @@ def test_a_workload_or_scenario_named_after_its_file_gets_the_blank_edge_rule(tm
 
 # -- item 12: a scenario name composed and decomposed is one report set -------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_scenario_named_in_nfc_then_nfd_replaces_its_own_report_set(tmp_path: Path) -> None:
     import json
 
@@ -259,6 +261,7 @@ def test_a_description_read_as_a_number_or_date_gets_the_quote_hint(tmp_path: Pa
                    f"unquoted {written} as {what}: quote the text as written, e.g. description: '{written}'."), msg
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_numeric_workload_name_and_a_float_version_get_the_quote_hint(tmp_path: Path) -> None:
     from planner import estimate, plan
 
@@ -293,6 +296,7 @@ def test_a_discontinued_date_in_a_gpu_overlay_gets_the_quote_hint(tmp_path: Path
 
 @pytest.mark.parametrize("lengths, later, shorter, ordered", [([512, 2048], 2048, 512, "2048, 512"),
                                                               ([4096, 1024, 2048], 2048, 1024, "4096, 2048, 1024")])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_seq_len_list_not_longest_first_is_refused_with_the_sorted_list(lengths: list[int], later: int, shorter: int,
                                                                           ordered: str) -> None:
     from planner import plan

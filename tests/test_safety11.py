@@ -107,6 +107,7 @@ def _named(tmp_path: Path, name: str, stem: str) -> Path:
     return p
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_names_equal_in_nfkc_give_one_file_name_and_the_second_set_is_refused(tmp_path: Path) -> None:
     # hostile pass 8B item 4: 'chat', 'ⅽhat' (U+217D) and full-width 'ｃｈａｔ' compare as one name (NFKC), so they
     # give one file name, chat.json, never three files side by side; since h17b #5e they are not one report set
@@ -328,6 +329,7 @@ def test_the_temporary_manifest_is_created_private(tmp_path: Path, monkeypatch) 
     assert stat.S_IMODE(manifest.stat().st_mode) == 0o666 & ~process_umask() & ~0o022  # as before: readable
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_workbook_over_the_file_size_limit_is_one_line(tmp_path: Path) -> None:
     # hostile pass 8A item 3: openpyxl's sheet writers and its zip archive, left open by the failed save, printed
     # "Exception ignored in: ..." tracebacks after the Error line when the garbage collector closed them

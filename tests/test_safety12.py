@@ -51,6 +51,7 @@ def test_two_workloads_whose_names_differ_only_in_case_clash(tmp_path: Path) -> 
                    "case, so they read as one name). Give each workload its own name.\n"), err
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_set_whose_name_differs_only_in_case_from_another_sets_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
     runner = CliRunner()
@@ -94,6 +95,7 @@ def test_names_that_only_begin_as_a_device_are_kept(name: str) -> None:
 
 # -- 2. import-skypilot: region case, spot above on-demand ---------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_import_lowers_an_upper_case_region_and_says_spot_above_on_demand(tmp_path: Path) -> None:
     # g6.xlarge priced as in catalogs/v8/aws/vms.csv; its spot raised above on-demand, its region in capitals
     path = _aws(tmp_path, "g6.xlarge,L4,1.0,4.0,16.0,L4,0.8048,0.9,US-EAST-1,use1-az1,x86_64\n"
@@ -169,6 +171,7 @@ def test_a_base_60_seconds_field_gets_minutes_and_seconds(tmp_path: Path) -> Non
     ("dataset_size: 24 \uff27\uff49\uff22", "Write it in ASCII letters and digits: '24 GiB'.", "dataset_size: 24 GiB"),
     ("dataset_size: 16 380 MiB", "Write the number without separators: '16380 MiB'.", "dataset_size: 16380 MiB"),
 ])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_locale_spellings_get_a_hint_that_works(tmp_path: Path, line: str, hint: str, followed: str) -> None:
     err = _error(tmp_path, SCENARIO.format(line=line))
     assert err.rstrip("\n").endswith(hint), err

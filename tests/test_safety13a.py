@@ -127,6 +127,7 @@ def test_two_different_marks_on_one_letter_are_allowed(tmp_path: Path) -> None:
 
 # -- #17: clash messages show letters as they are ----------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_case_clash_message_shows_accented_and_greek_letters_as_they_are(tmp_path: Path) -> None:
     cafe = _error(tmp_path, "name: m\nworkloads:\n  - {name: \"caf\u00e9\", model: llama-2-7b, task: infer}\n"
                             "  - {name: \"CAF\u00c9\", model: llama-2-7b, task: infer, context: 1024}\n")
@@ -264,6 +265,7 @@ def test_sources_md_is_split_at_line_feeds_and_refuses_breaks_editors_do_not_sho
 
 # -- #11: ' #' right after 'key: ' --------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_value_cut_by_a_comment_is_refused_with_the_quoted_form(tmp_path: Path) -> None:
     # YAML 1.1, 4.3.3: a '#' after white space starts a comment, so 'description:' would be empty
     optional = _error(tmp_path, "name: m\ndescription: #1 choice for the lab\nworkloads:\n  - name: w\n" + WORKLOAD)
@@ -325,6 +327,7 @@ def test_a_lone_equals_or_merge_sign_is_said_to_be_a_special_value(tmp_path: Pat
 
 # -- #14: lists written without brackets -----------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_lists_written_without_brackets_get_the_bracketed_form(tmp_path: Path) -> None:
     infer = "  - {model: llama-2-7b, task: infer}\n"
     block = _error(tmp_path, f"name: m\nworkloads:\n{infer}constraints:\n  allowed_gpus: rtx-4090, l40s\n")

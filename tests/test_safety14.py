@@ -281,6 +281,7 @@ def test_the_api_refuses_out_paths_naming_another_folder(tmp_path: Path, monkeyp
 
 # -- h11a #1, #2, #3, #5 -------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_folder_above_out_that_others_can_rename_in_is_refused(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()

@@ -95,6 +95,7 @@ _SCEN = "name: h\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: trai
      "costs: {residual_fraction: 0.05}"),
     ("constraints: {budget_usd: 1,5}", "constraints.budget_usd: 1,5", "1", "5", "constraints: {budget_usd: 1.5}"),
 ])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_decimal_comma_in_a_flow_mapping_gets_the_decimal_point_hint(tmp_path: Path, line: str, written: str,
                                                                        a: str, b: str, fixed: str) -> None:
     code, err, s = _plan(tmp_path, _SCEN + line + "\n")
@@ -190,6 +191,7 @@ _RESERVED = "unquoted (YAML reserves it): quote the text: "
     ("| two GPUs", "expected a comment or a line break, but found 't' at line 2 column 16",
      "A value cannot start with '|' " + _RESERVED + "description: '| two GPUs'.", "'| two GPUs'"),
 ])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_partly_quoted_or_reserved_value_gets_the_quote_hint_which_works(tmp_path: Path, value: str, problem: str,
                                                                            hint: str, fixed: str) -> None:
     tail = "workloads:\n  - {name: w, model: llama-2-7b, task: infer}\n"
@@ -242,6 +244,7 @@ def test_split_mode_no_hints_none_which_is_read(tmp_path: Path) -> None:
     assert (code, err) == (0, "")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_checkpointing_no_in_a_list_names_no_false_to_remove(tmp_path: Path) -> None:
     body = _INFER + "    task: train\n    method: qlora\n    seq_len: 512\n    checkpointing: "
     code, err, s = _plan(tmp_path, body + "[no, full]\n")
@@ -278,6 +281,7 @@ def _dataset(tmp_path: Path, size: str) -> tuple[int, str, Path]:
     return r.exit_code, r.stderr, w
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_upper_case_kb_is_refused_with_both_readings(tmp_path: Path) -> None:
     code, err, w = _dataset(tmp_path, "10000000 KB")
     assert code == 2
@@ -311,6 +315,7 @@ def test_a_calibration_of_no_cuda_context_is_refused(tmp_path: Path) -> None:
                    "--calibration out to use the default.\n")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_allocator_fraction_above_one_is_refused(tmp_path: Path) -> None:
     code, err, c = _calibration(tmp_path, "600 MiB", "1.5")
     assert code == 2

@@ -125,6 +125,7 @@ def test_a_link_in_a_folder_others_can_write_is_refused(tmp_path: Path) -> None:
     assert list(mine.iterdir()) == []
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("mask", [0o000, 0o020])
 def test_a_new_out_folder_is_not_writable_by_others_whatever_the_umask(tmp_path: Path, mask: int) -> None:
     # a umask is process-wide: set in a child process, not here (no interpreter-wide change in the test process)
@@ -218,6 +219,7 @@ def test_help_and_usage_lines_never_go_into_a_file_the_command_line_names(tmp_pa
     assert s.read_bytes() == before
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_log_beside_the_reports_is_not_one_of_them(tmp_path: Path) -> None:
     # 'plan s.yaml --out . > plan.txt' was refused: every file in --out counted; only those planner writes there do
     from cli_helpers import _cli

@@ -136,6 +136,7 @@ def _estimate(xdg: Path, monkeypatch: pytest.MonkeyPatch):
     return CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "l4"])
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_dangling_default_calibration_link_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "xdg" / "planner").mkdir(parents=True)
     link = tmp_path / "xdg" / "planner" / "calibration.yaml"

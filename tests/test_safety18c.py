@@ -70,6 +70,7 @@ def test_a_set_drawn_alike_is_refused_through_the_api_before_any_work(tmp_path: 
     assert "would sit beside them, a name drawn alike" in msg, msg
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_sets_in_another_case_or_unicode_form_keep_their_own_rules(tmp_path: Path) -> None:
     # an NFKC variant gives the same file name and is another set's (h17b #5e: tests/test_safety11.py); a name in
     # another case stays with the case rule

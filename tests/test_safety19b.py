@@ -70,6 +70,7 @@ def test_flash_gap_rule(cat):
     assert flash_attention_2_gap(old) is not None and flash_attention_2_gap(new) is None
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_estimate_refuses_flash_on_t4_and_gaudi():
     r = _cli("estimate", "--model", "qwen2.5-0.5b", "--task", "infer", "--weights", "fp16", "--gpu", "t4",
              "--attention", "flash")
@@ -304,6 +305,7 @@ def test_catalog_check_refuses_slow_rates(tmp_path):
 
 # -- 5. --lora-targets ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_lora_targets_blank_separated_hint_works():
     r = _cli("estimate", "--model", "llama-2-7b", "--task", "train", "--method", "lora",
              "--lora-targets", "q_proj v_proj")
@@ -346,6 +348,7 @@ def test_lora_targets_file_hint_keeps_brackets(tmp_path):
 
 # -- 6. model=pathlib.Path ------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_path_model_is_a_path(tmp_path, monkeypatch):
     from planner import estimate
     from model_configs import TINY

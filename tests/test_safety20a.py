@@ -277,6 +277,7 @@ def test_an_empty_format_item_is_refused_on_the_command_line(tmp_path: Path) -> 
 
 # ---- end to end: plan and import-skypilot ----
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_new_format_of_a_hidden_set_is_hidden_too(tmp_path: Path) -> None:
     out = tmp_path / "o"
     assert CliRunner().invoke(main, ["plan", str(QLORA), "--out", str(out), "--format", "json"]).exit_code == 0
@@ -287,6 +288,7 @@ def test_plan_new_format_of_a_hidden_set_is_hidden_too(tmp_path: Path) -> None:
     assert acl is not None and acl[(USER, NOBODY)] == 0
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @needs_swap
 def test_import_skypilot_keeps_a_chmod_made_during_the_swap(tmp_path: Path, monkeypatch) -> None:
     sky = Path(__file__).resolve().parent / "data" / "skypilot" / "aws" / "vms.csv"

@@ -215,6 +215,7 @@ def test_a_tag_is_refused_by_the_reader_whichever_parser() -> None:
     assert parse_yaml("notes: Hello! and ! too\n") == {"notes": "Hello! and ! too"}
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_yaml_directive_other_than_1_1_is_refused(tmp_path: Path) -> None:
     w = tmp_path / "w.yaml"
     w.write_text("%YAML 1.2\n---\nmodel: llama-2-7b\ntask: infer\ncontext: 010\n")

@@ -46,6 +46,7 @@ def test_yaml_text_reads_back_as_itself(text: str) -> None:
     assert yaml.safe_load(written) == text
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_emoji_in_source_loads_back(tmp_path: Path) -> None:
     out = tmp_path / "o1"
     r = _import(str(_aws(tmp_path)), "--out", str(out), "--source", "quote \U0001f600")
@@ -57,6 +58,7 @@ def test_an_emoji_in_source_loads_back(tmp_path: Path) -> None:
     assert check.exit_code == 0, check.output
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("folder", ["proj\U0001f600", "\U00020000"])  # an emoji; CJK Extension B
 def test_a_path_beyond_u_ffff_in_the_default_source_loads_back(tmp_path: Path, folder: str) -> None:
     src = _aws(tmp_path / folder)
@@ -118,6 +120,7 @@ def test_a_source_of_4000_characters_is_taken() -> None:
     assert source_problem("quote \U0001f600") is None
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_out_as_its_own_catalog_gets_a_hint_that_works(tmp_path: Path) -> None:
     # h16b #12: the hint said "use both with --catalog", but --catalog is given once
     src = _aws(tmp_path)

@@ -236,6 +236,7 @@ def test_the_totals_columns_are_as_wide_as_the_totals(tmp_path: Path) -> None:
     assert wb["Quote"].column_dimensions["B"].width >= need  # the header's grand total (B8)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 def test_libreoffice_prints_no_total_as_hashes(tmp_path: Path) -> None:
     soffice = shutil.which("soffice") or shutil.which("libreoffice")
@@ -289,6 +290,7 @@ def test_a_text_over_the_cap_as_the_cell_stores_it_is_refused(tmp_path: Path, so
            "(at most 32,767)." in line, line[:600]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_text_at_the_cap_as_the_cell_stores_it_is_kept_whole(tmp_path: Path) -> None:
     import openpyxl
 

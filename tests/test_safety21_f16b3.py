@@ -196,6 +196,7 @@ def test_an_empty_cost_gets_a_hint(tmp_path: Path) -> None:
 
 # -- 13g. numpy booleans in the API ------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_numpy_bool_is_a_bool_in_the_api() -> None:
     np = pytest.importorskip("numpy")
     from planner import estimate

@@ -138,6 +138,7 @@ def test_a_job_deadline_with_inference_workloads_only_is_warned_unused(tmp_path:
             "a, b serve, and a serving workload's speed is its slo: or constraints.min_decode_tokens_per_s)") in warnings
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_job_deadline_every_training_workload_overrides_is_warned_unused(tmp_path: Path) -> None:
     workloads = (_TRAIN.format(name="w", extra="    deadline_hours: 5\n")
                  + _TRAIN.format(name="v", extra="    deadline_hours: 6\n"))
@@ -146,6 +147,7 @@ def test_a_job_deadline_every_training_workload_overrides_is_warned_unused(tmp_p
             "own (it would cover the training workloads without one)") in warnings
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_constraints_some_workload_is_subject_to_get_no_such_warning(tmp_path: Path) -> None:
     # w trains without a deadline of its own (max_hours_per_job covers it), s serves (the decode floor covers it)
     workloads = _TRAIN.format(name="w", extra="") + _INFER.format(name="s")

@@ -100,6 +100,7 @@ def test_a_sources_link_target_is_the_url_as_written() -> None:
     assert cell.hyperlink is not None and cell.hyperlink.target == url  # a relationship's Target: plain XML
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 def test_libreoffice_shows_the_titles_and_the_pdf_title_as_typed(tmp_path: Path) -> None:
     soffice = shutil.which("soffice") or shutil.which("libreoffice")

@@ -53,6 +53,7 @@ def _stdout_kept(out: str) -> None:
            "it changed since planner wrote it." in lines
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_standard_error_pipe_whose_reader_is_gone_keeps_standard_output(tmp_path: Path) -> None:
     _edited_set(tmp_path)
     with open(tmp_path / "out.txt", "w", encoding="utf-8") as out:

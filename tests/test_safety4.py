@@ -30,6 +30,7 @@ def _cli(*args: str, cwd: Path | None = None, shell: str | None = None):
 
 # -- 1. standard output that is a regular file: whole or not at all ---------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_stdout_file_at_a_size_limit_keeps_what_it_held(tmp_path: Path) -> None:
     # before: exit 2 and the Error line, but the file kept 1,024 bytes of cut JSON (ulimit -f counts 1 KiB blocks)
     cases = [("planner estimate --model llama-2-7b --task infer --json", ">", b""),
@@ -49,6 +50,7 @@ def test_stdout_file_at_a_size_limit_keeps_what_it_held(tmp_path: Path) -> None:
 
 # -- 2. a Catalog's derived fields (files, sha256, removed, warnings) are checked too -----------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_catalogs_derived_fields_are_checked(tmp_path: Path) -> None:
     import dataclasses as dc
     import shutil

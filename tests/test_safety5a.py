@@ -75,6 +75,7 @@ def test_an_atomic_write_keeps_the_acl_of_the_file_it_replaces(tmp_path: Path) -
     assert f.read_text() == "b\n" and os.getxattr(f, ACL) == acl
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_acl_that_cannot_be_kept_refuses_the_replacement(tmp_path: Path, monkeypatch) -> None:
     s = _scenario(tmp_path / "s.yaml", "s")
     out = tmp_path / "o"
@@ -222,6 +223,7 @@ def test_a_file_named_like_a_temporary_manifest_is_kept_unless_planner_wrote_it(
 
 # -- 5. import-skypilot refuses another provider's layout -----------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_lambdas_vms_csv_is_not_imported_as_aws(tmp_path: Path) -> None:
     (tmp_path / "aws").mkdir()
     shutil.copy(SKY / "lambda" / "vms.csv", tmp_path / "aws" / "vms.csv")
@@ -257,6 +259,7 @@ def test_an_overlay_imported_east_of_utc_loads_west_of_it(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_date_of_today_in_utc_loads_under_any_time_zone(tmp_path: Path) -> None:
     import datetime as dt
 
@@ -320,6 +323,7 @@ def test_a_bind_mount_of_the_catalog_is_refused(tmp_path: Path) -> None:
 
 # -- 9. an edit saved during the renames is put back -----------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("swap", [True, False], ids=["renameat2", "no-swap"])
 def test_an_edit_saved_between_the_check_and_the_rename_is_put_back(tmp_path: Path, monkeypatch, swap: bool) -> None:
     import planner.core.reportset as rs_mod
@@ -453,6 +457,7 @@ def test_a_group_writable_manifest_of_a_shared_group_is_not_trusted(tmp_path: Pa
                                "trust its list"), r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_group_writable_manifest_with_an_acl_is_not_trusted(tmp_path: Path) -> None:
     from planner.core.reportset import private_group
 

@@ -85,6 +85,7 @@ def _xlsx_text(path: Path) -> str:
         return "".join(z.read(n).decode("utf-8") for n in z.namelist() if n.endswith(".xml"))
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_catalog_folder_with_non_utf8_bytes_is_shown_escaped(tmp_path: Path) -> None:
     # before: the md write failed ("the output's encoding (utf-8) cannot write ..."), exit 2, no reports;
     # the workbook dropped the bytes and named a folder 'ovx/' that does not exist
@@ -109,6 +110,7 @@ def test_a_catalog_folder_with_non_utf8_bytes_is_shown_escaped(tmp_path: Path) -
     assert "ovx\\xff\\xfe" in res.outputs["md"].read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_bidi_and_escape_from_a_config_are_visible_escapes_in_the_workbook(tmp_path: Path) -> None:
     # before: U+202E reached the Summary warning, Assumptions and Sources cells raw (Excel reverses the
     # text); ESC and BEL were dropped without a trace
@@ -189,6 +191,7 @@ def test_catalog_numbers_of_other_types_are_normalised() -> None:
         assert plan(QLORA, catalog=c).total_usd == expected
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_catalog_decimal_price_message_is_short() -> None:
     import dataclasses as dc
     from decimal import Decimal
@@ -339,6 +342,7 @@ def test_catalog_sources_are_checked() -> None:
 
 # -- 12. sizes and rates of a Catalog object: whole values of any type taken, others named -----------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_catalog_sizes_and_rates_take_equal_whole_values() -> None:
     import dataclasses as dc
     from decimal import Decimal
@@ -373,6 +377,7 @@ def test_catalog_sizes_and_rates_take_equal_whole_values() -> None:
                                        ("\ufeff", "U+FEFF (ZERO WIDTH NO-BREAK SPACE), shown as \\ufeff"),
                                        ("\u3164", "U+3164 (HANGUL FILLER), shown as \\u3164"),
                                        ("\U000e0041", "U+E0041 (TAG LATIN CAPITAL LETTER A), shown as \\U000e0041")])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_invisible_characters_in_names_are_refused(tmp_path: Path, ch: str, named: str) -> None:
     # before: workloads 'w' and 'w\u200b' planned side by side, identical in the terminal, md and xlsx
     (tmp_path / "s.yaml").write_text(

@@ -161,6 +161,7 @@ def _workload_file(tmp_path: Path, body: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_zero_off_names_the_zero_stage(tmp_path: Path) -> None:
     # YAML 1.1 reads an unquoted off as false (yaml.org/type/bool.html); zero is the ZeRO stage, 0 to 3
     said = _workload_file(tmp_path, "task: train, method: full, gpus: 2, zero: off")
@@ -172,12 +173,14 @@ def test_zero_off_names_the_zero_stage(tmp_path: Path) -> None:
                     "not a number: zero takes the ZeRO stage, a whole number from 0 to 3; for off, write zero: 0."), said
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_boolean_on_a_count_field_names_the_range(tmp_path: Path) -> None:
     # micro_batch runs from 1: 'on' names no count, so no example is offered
     said = _workload_file(tmp_path, "task: train, method: qlora, micro_batch: on")
     assert said.endswith("quoted it is a text: micro_batch takes a whole number from 1 to 65536."), said
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_number_too_long_to_read_is_shown_short(tmp_path: Path) -> None:
     said = _workload_file(tmp_path, "task: infer, notes: " + "9" * 4400)
     # Python reads at most 4,300 digits (sys.get_int_max_str_digits): 4,400 nines are refused, shown as 20
@@ -227,6 +230,7 @@ def _with_config(change: dict) -> object:
     return dataclasses.replace(cat, models=cat.models[:i] + (dataclasses.replace(m, config=cfg),) + cat.models[i + 1:]), i
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_catalog_object_config_with_a_list_is_accepted() -> None:
     # config.json spells architectures as a JSON list; the loader keeps it as a tuple: the same value
     cat, _ = _with_config({"architectures": ["LlamaForCausalLM"]})

@@ -23,6 +23,7 @@ from planner.core.errors import OutputError
 from planner.core.reportset import ReportSet
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 def test_stdout_failing_after_the_reports_names_what_was_written_and_removed(tmp_path: Path) -> None:
     s = _scenario(tmp_path / "s.yaml", "s")
@@ -36,6 +37,7 @@ def test_stdout_failing_after_the_reports_names_what_was_written_and_removed(tmp
     assert sorted(os.listdir(out)) == [".planner-reports.json", "s.json"]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_signal_during_the_moves_names_the_stale_report_removed(tmp_path: Path) -> None:
     s = _scenario(tmp_path / "s.yaml", "s")
     out = tmp_path / "o"

@@ -454,6 +454,7 @@ def test_scenario_from_mapping_without_a_file_reads_the_current_directory(tmp_pa
     assert s.workloads[0].model_id == "other"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("command", ["plan", "compare"])
 def test_cli_reads_relative_model_paths_from_the_scenario_directory(tmp_path, elsewhere, command):
     # The shipped catalog's Llama 3.1 8B config written to sc/models/llama31-8b; planner runs from elsewhere/.

@@ -129,6 +129,7 @@ def check_table(text: str, plans: dict) -> None:
             raise AssertionError(f"scenarios/README.md, row {name}: {e}") from None
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_table_says_what_the_tool_plans(plans):
     check_table(README.read_text(), plans)
 

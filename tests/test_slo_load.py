@@ -260,6 +260,7 @@ def test_many_gpus_span_machines_of_the_catalogs_size(catalog):
     assert "tensor parallel 32 spans 4 machines" in tp.context_note
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_deadline_only_failure_gives_no_memory_why(catalog):
     from planner.solve.solver import NoFeasiblePlan
 

@@ -55,6 +55,7 @@ def test_bool_spellings_rewrite_a_flag_given_a_boolean_word():
 
 @pytest.mark.parametrize("spelling", [["--flash-attention", "false"], ["--flash-attention=off"],
                                       ["--flash-attention", "no"], ["--flash-attention", "0"]])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_flash_attention_false_is_no_flash_attention(spelling):
     args = LLAMA_8B + ["--engine", "llama.cpp"]
     expected = _estimate_json(args + ["--no-flash-attention"])

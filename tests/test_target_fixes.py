@@ -320,6 +320,7 @@ def test_serving_memory_misses_offer_quantized_weights_and_the_request_context(c
     assert not any("weights: int4-awq" in x and "context: 2304" in x for x in s), s
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_smaller_load_is_suggested_in_the_key_the_slo_form_takes(catalog):
     # F: requests_per_s 1,000,000 suggested "concurrency: N", which the slo form refuses ("gives the load twice");
     # trial 3: the rate offered must be one the card keeps up with (the sequences in flight are found on the card,

@@ -47,6 +47,7 @@ def deadline_plans(catalog):
     return {h: plan(_with_workload(base, deadline_hours=h), catalog=catalog) for h in (1000, 72, 24)}
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_every_feasible_machine_meets_the_deadline_and_every_deadline_miss_misses(deadline_plans):
     t = deadline_plans[72].plan.candidates
     feasible = t["feasible"]
@@ -314,6 +315,7 @@ def test_the_workbook_states_the_targets_and_serving_figures(catalog, tmp_path):
     assert "Deadline (h)" in alts and "Hours per run" in alts and "TTFT (s)" not in alts
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_deadline_miss_names_more_cards_and_another_card(catalog):
     data = _with_workload(_mapping("finetune-72h-deadline.yaml"), deadline_hours=40)
     data["constraints"] = {"allowed_gpus": ["rtx-5090"], "max_cards": 4}

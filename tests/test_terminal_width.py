@@ -73,6 +73,7 @@ def test_catalog_import_fits_100_columns(tmp_path):
     assert _too_long(r.output, 100) == []
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.stem)
 def test_plan_and_compare_fit_100_columns(scenario, tmp_path):
     plan = _run(["plan", scenario, "--out", tmp_path, "--format", "json"])
@@ -118,6 +119,7 @@ def test_at_60_columns_estimate_and_fit_keep_every_warning_and_note():
     assert len(checked) >= 3  # the check has something to check
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("scenario", ["lab-workstation-mix", "ft-13b-2x24gb-zero2", "compare-qlora-7b-12gb"])
 def test_at_60_columns_plan_and_compare_keep_every_warning(scenario, tmp_path):
     path = ROOT / "scenarios" / f"{scenario}.yaml"
@@ -137,6 +139,7 @@ def test_at_60_columns_plan_and_compare_keep_every_warning(scenario, tmp_path):
     assert _warnings_kept(compare.output, list(cdoc.get("warnings", [])) + list(cdoc.get("notes", []))) == []
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_verbose_prints_formulas_and_sources_and_plain_says_where_they_are():
     plain = _run(COMMANDS["estimate qlora"])
     verbose = _run([*COMMANDS["estimate qlora"], "--verbose"])

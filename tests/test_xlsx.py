@@ -1161,6 +1161,7 @@ def test_scenario_names_with_formula_prefixes_are_text(tmp_path, evil):
 
 # ----- the command line and the committed example -------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_cli_plan_writes_the_workbook(tmp_path):
     from click.testing import CliRunner
 
@@ -1536,6 +1537,7 @@ def test_overlay_sources_md_defines_its_own_ids_and_wins(tmp_path):
     assert ws["B3"].value.startswith(f"{overlay / 'SOURCES.md'} (2 ids defined); catalog/SOURCES.md (")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_overlay_free_text_passes_through_and_a_missing_id_is_flagged(tmp_path):
     from planner.report.from_plan import workbook_data_from_plan
 
@@ -1559,6 +1561,7 @@ def test_overlay_free_text_passes_through_and_a_missing_id_is_flagged(tmp_path):
     assert "Not defined in any SOURCES.md read: REF:ACME-Q17" in ws["B3"].value
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_missing_shipped_sources_md_does_not_break_planning(tmp_path):
     """A catalog directory without SOURCES.md: the plan and workbook are written; the sheet says so."""
     from click.testing import CliRunner
@@ -1598,6 +1601,7 @@ def test_missing_shipped_sources_md_does_not_break_planning(tmp_path):
     assert ws.cell(row=r, column=2).value.startswith("2025-2026 DRAM retail price reports")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 @needs_soffice
 def test_workbook_with_sources_recalculates_in_libreoffice(tmp_path):

@@ -284,6 +284,7 @@ def test_libreoffice_seed_workbook_equals_cli(tmp_path):
             assert month <= 36
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 def test_libreoffice_break_even_at_the_sale(tiny, tmp_path):

@@ -97,6 +97,7 @@ def test_every_sheet_prints_at_70_percent_or_more_on_a4_and_letter(workbooks):
                 assert ws.print_title_cols, where
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_no_cell_holds_an_error_value(workbooks):
     for name, path in workbooks.items():
         wb = openpyxl.load_workbook(path)

@@ -41,6 +41,7 @@ def test_the_cell_xml_holds_the_escaped_form(tmp_path):
     assert "b_x005F_x001b_" in xml and "b_x001b_" not in xml
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 def test_libreoffice_shows_the_text_as_typed(tmp_path):
     if SOFFICE is None:

@@ -191,10 +191,16 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
     return list(dict.fromkeys(same + prefix + inside + family + close))[:n]
 
 
-def _char_name(ch: str) -> str:
-    """'U+2010 (HYPHEN)', as planner.core.names.char_name gives it for a character with a Unicode name."""
-    name = unicodedata.name(ch, "")
+def char_name(ch: str) -> str:
+    """'U+202E (RIGHT-TO-LEFT OVERRIDE)'; control characters by their usual names ('U+000D (CARRIAGE
+    RETURN)'), which unicodedata does not know."""
+    name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(ch, "")
     return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
+
+
+_CONTROL_NAMES = {"\0": "NULL", "\t": "CHARACTER TABULATION", "\n": "LINE FEED", "\r": "CARRIAGE RETURN",
+                  "\x1b": "ESCAPE", "\x7f": "DELETE", "\x85": "NEXT LINE", "\x08": "BACKSPACE",
+                  "\x0b": "LINE TABULATION", "\x0c": "FORM FEED"}
 
 
 def _drawn_alike(name: str, choice: str) -> str | None:
@@ -212,7 +218,7 @@ def _drawn_alike(name: str, choice: str) -> str | None:
     diff = [(i, x, y) for i, (x, y) in enumerate(zip(name, choice), 1) if x != y]
     if not diff or len(diff) > 3 or all(x.lower() == y.lower() for _, x, y in diff):
         return None
-    where = "; ".join(f"{_char_name(x)} at character {i} where {choice!r} has {y!r}" for i, x, y in diff)
+    where = "; ".join(f"{char_name(x)} at character {i} where {choice!r} has {y!r}" for i, x, y in diff)
     return f"Did you mean {choice!r}? The name given holds {where}, which look alike."
 
 

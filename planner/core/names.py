@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from planner.core.errors import OutputError, escaped_char as _escaped
+from planner.core.errors import OutputError, char_name, escaped_char as _escaped  # noqa: F401 (char_name: re-exported)
 
 #: The most UTF-8 bytes of a report file name's stem (the name is <stem>[-compare].<ext>).
 MAX_STEM_BYTES = 120
@@ -652,18 +652,6 @@ _UNSAFE_TEXT = re.compile(f"[{_TEXT_CHARS}]")
 _ESCAPED_NAME = re.compile(f"[{_NAME_CHARS}{_SURROGATES}]")
 _ESCAPED_TEXT = re.compile(f"[{_TEXT_CHARS}{_SURROGATES}]")
 _INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
-
-
-def char_name(ch: str) -> str:
-    """'U+202E (RIGHT-TO-LEFT OVERRIDE)'; control characters by their usual names ('U+000D (CARRIAGE
-    RETURN)'), which unicodedata does not know."""
-    name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(ch, "")
-    return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
-
-
-_CONTROL_NAMES = {"\0": "NULL", "\t": "CHARACTER TABULATION", "\n": "LINE FEED", "\r": "CARRIAGE RETURN",
-                  "\x1b": "ESCAPE", "\x7f": "DELETE", "\x85": "NEXT LINE", "\x08": "BACKSPACE",
-                  "\x0b": "LINE TABULATION", "\x0c": "FORM FEED"}
 
 
 def unsafe_problem(text: str, *, newlines: bool = False) -> str | None:

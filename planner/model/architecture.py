@@ -26,6 +26,7 @@ from planner.model.config_keys import (  # noqa: F401  (re-exported for planner.
     _check_heads,
     _checkpoint_dtype,
     _error,
+    _shown,
     check_declared,
     _get,
     _Merged,
@@ -392,7 +393,7 @@ def _softcap(cfg: Mapping[str, Any], where: str | None, key: str, default: float
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise _error(cfg, where, f"{key} must be a positive number or null, not {value!r}", key)
+        raise _error(cfg, where, f"{key} must be a positive number or null, not {_shown(value)}", key)
     return float(value)
 
 
@@ -407,7 +408,7 @@ def _check_all_layers_sparse(cfg: Mapping[str, Any], where: str | None, layers: 
     step = _get(cfg, "decoder_sparse_step", where, default=1)
     dense = cfg.get("mlp_only_layers") or []
     if not isinstance(dense, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense):
-        raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {dense!r}", "mlp_only_layers")
+        raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {_shown(dense)}", "mlp_only_layers")
     dense = [i for i in dense if 0 <= i < layers]
     if step != 1 or dense:
         key = "decoder_sparse_step" if step != 1 else "mlp_only_layers"

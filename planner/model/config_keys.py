@@ -6,6 +6,7 @@ file (or catalog entry), the key and, for a config.json file, its line.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -90,6 +91,16 @@ def _error(cfg: Mapping[str, Any], where: str | None, problem: str, key: str | N
     return ModelConfigError(problem, file=where, line=lines.get(key) if key else None, entry=key, hint=hint)
 
 
+def _shown(value: Any, limit: int = 60) -> str:
+    """``value`` as the config file writes it (JSON syntax, which YAML also reads: ``true``, ``null``,
+    ``[1, 2]``), not as Python prints it (``True``, ``None``), cut to ``limit`` characters (h18b minor a)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _is_json(where: str | None) -> bool:
     """Whether the config was read from a JSON file (a config.json: ``where`` names it), so that a hint gives
     JSON syntax; a catalog entry (models.yaml ``config:``, ``where`` None or its entry) gets YAML syntax."""
@@ -122,14 +133,14 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
             # nn.Linear(hidden_size, ...) raise TypeError on it: the config would not load (h14b minor e)
             shown = f'"{key}": {int(value)}' if _is_json(where) else f"{key}: {int(value)}"
             raise _error(cfg, where, f"{key} must be a whole number written without a decimal point or exponent, "
-                         f"not {value!r}, which Transformers reads as a float (range() and nn.Linear refuse it)", key,
+                         f"not {_shown(value)}, which Transformers reads as a float (range() and nn.Linear refuse it)", key,
                          f"Write the whole number: {shown}.")
         if isinstance(value, bool) or not isinstance(value, int):
             quoted = isinstance(value, str) and value.strip().isdigit()
             zero = quoted and len(value.strip()) > 1 and value.strip().startswith("0")  # 0128: YAML 1.1 reads a text
             foreign = ascii_digits_hint(value, (lambda n: f'"{key}": {n}') if _is_json(where) else
                                         (lambda n: f"{key}: {n}"))  # '３２': int() reads it, JSON and YAML do not
-            raise _error(cfg, where, f"{key} must be a whole number, not {value!r}", key,
+            raise _error(cfg, where, f"{key} must be a whole number, not {_shown(value)}", key,
                          foreign if foreign else
                          f"Write the number without the leading zero: {key}: {int(value)}." if zero else
                          f"Write the number without quotes: {value.strip()}." if quoted else
@@ -142,11 +153,11 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
                          "Check the value for an extra digit; copy the model's config.json as published.")
     elif kind is bool:
         if not isinstance(value, bool):  # JSON's true and false, unquoted; "false" is a text, 0 a number
-            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key,
+            raise _error(cfg, where, f"{key} must be true or false, not {_shown(value)}", key,
                          _bool_hint(key, value, _is_json(where)))
     elif kind is str:
         if not isinstance(value, str):
-            raise _error(cfg, where, f"{key} must be a text, not {value!r}", key)
+            raise _error(cfg, where, f"{key} must be a text, not {_shown(value)}", key)
     return value
 
 
@@ -229,7 +240,7 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
             continue
         name = value[len("torch."):] if isinstance(value, str) and value.startswith("torch.") else value
         if not isinstance(name, str):
-            raise _error(cfg, where, f"{key} must be a dtype name such as 'bfloat16', not {value!r}", key,
+            raise _error(cfg, where, f"{key} must be a dtype name such as 'bfloat16', not {_shown(value)}", key,
                          f'Write the dtype the weights are stored in, e.g. "{key}": "bfloat16".' if json else
                          f"Write the dtype the weights are stored in, e.g. {key}: bfloat16.")
         if name not in CONFIG_DTYPES:
@@ -253,7 +264,7 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
                          'Copy it as the checkpoint publishes it, e.g. {"quant_method": "awq", "bits": 4, ...}.')
         method = q.get("quant_method")
         if method is not None and not isinstance(method, str):
-            raise _error(cfg, where, f"quantization_config.quant_method must be a text such as 'awq', not {method!r}",
+            raise _error(cfg, where, f"quantization_config.quant_method must be a text such as 'awq', not {_shown(method)}",
                          "quantization_config")
         if isinstance(method, str) and method != method.lower() and method.lower() in QUANT_METHODS:
             # transformers looks the method up as written among its lower-case names, and refuses any other
@@ -268,12 +279,12 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
                 continue
             if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= MAX_QUANT_BITS:
                 raise _error(cfg, where, f"quantization_config.{bits_key} must be a whole number of bits from 1 to "
-                             f"{MAX_QUANT_BITS}, not {bits!r}", "quantization_config",
+                             f"{MAX_QUANT_BITS}, not {_shown(bits)}", "quantization_config",
                              "Copy the checkpoint's value (AWQ and most GPTQ checkpoints store 4 bits per weight).")
         for flag in QUANT_FLAGS:  # bitsandbytes' BitsAndBytesConfig booleans: a text "false" would read as true
             value = q.get(flag)
             if value is not None and not isinstance(value, bool):
-                raise _error(cfg, where, f"quantization_config.{flag} must be true or false, not {value!r}",
+                raise _error(cfg, where, f"quantization_config.{flag} must be true or false, not {_shown(value)}",
                              "quantization_config", _bool_hint(flag, value, json))
         if q.get("load_in_4bit") is True and q.get("load_in_8bit") is True:  # BitsAndBytesConfig refuses both
             raise _error(cfg, where, "quantization_config sets both load_in_4bit and load_in_8bit, which Transformers "
@@ -289,7 +300,7 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
                 foreign = ascii_digits_hint(group, (lambda n: f'"{group_key}": {n}') if json else
                                             (lambda n: f"{group_key}: {n}"))
                 raise _error(cfg, where, f"quantization_config.{group_key} must be a whole number of weights per "
-                             f"scale (or -1, one group per output column), not {group!r}", "quantization_config",
+                             f"scale (or -1, one group per output column), not {_shown(group)}", "quantization_config",
                              foreign if foreign else
                              f"Write the number without quotes: {group.strip()}." if quoted else
                              "Copy the checkpoint's value (most GPTQ and AWQ checkpoints use 128).")
@@ -302,7 +313,7 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
         if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float))
                                    or not math.isfinite(factor) or factor < 1):
             raise _error(cfg, where, f"rope_scaling.factor must be a number of at least 1 (how many times the "
-                         f"trained context is stretched), not {factor!r}", "rope_scaling",
+                         f"trained context is stretched), not {_shown(factor)}", "rope_scaling",
                          text_number_hint("factor", factor, json) or
                          "Copy the model's published value, e.g. 8.0 for Llama 3.1; without scaling, write "
                          '"rope_scaling": null.')
@@ -310,7 +321,7 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
         value = cfg.get(key)
         if value is None or (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)):
             continue
-        raise _error(cfg, where, f"{key} must be a number, not {value!r} (Transformers computes with it as one)", key,
+        raise _error(cfg, where, f"{key} must be a number, not {_shown(value)} (Transformers computes with it as one)", key,
                      text_number_hint(key, value, json) or "Copy the model's published value, e.g. "
                      + (f'"{key}": {example}.' if json else f"{key}: {_yaml_number(example, False)}."))
     if not json:
@@ -344,7 +355,7 @@ def _refuse_yaml_text_numbers(cfg: Mapping[str, Any], where: str | None) -> None
     for key, value in cfg.items():
         found = walk(value, str(key))
         if found and found[0] in MAX_CONFIG_VALUES:  # a size key: the whole number its reader asks for
-            raise _error(cfg, where, f"{key} must be a whole number, not {found[1]!r}", key,
+            raise _error(cfg, where, f"{key} must be a whole number, not {_shown(found[1])}", key,
                          text_number_hint(key, found[1], False, whole=True))
         if found:
             path, text = found
@@ -355,8 +366,13 @@ def _refuse_yaml_text_numbers(cfg: Mapping[str, Any], where: str | None) -> None
 def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int | None, where: str | None,
                  hidden_key: str = "hidden_size") -> int:
     if kv > a or a % kv:
+        # the divisors of a nearest kv, as the hint (h18b minor c): a typo'd 5 for 32 heads offers 4 and 8
+        divisors = [d for d in range(1, a + 1) if a % d == 0]
+        near = sorted({max((d for d in divisors if d < kv), default=a), min((d for d in divisors if d > kv), default=a)})
         raise _error(cfg, where, f"num_key_value_heads ({kv}) must divide num_attention_heads ({a})",
-                     "num_key_value_heads", "Grouped-query attention shares each KV head among a/kv query heads.")
+                     "num_key_value_heads", "Grouped-query attention shares each KV head among "
+                     f"num_attention_heads / num_key_value_heads query heads; the nearest that divide {a}: "
+                     + " or ".join(str(d) for d in sorted(near)) + ". Check the model's published config.json.")
     if head_dim is None:
         if h % a:
             if hidden_key == "n_embd":  # GPT-2's and GPTBigCode's configs have no head_dim key

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from planner.model.config_keys import _check_heads, _checkpoint_dtype, _error, _get, _Merged
+from planner.model.config_keys import _check_heads, _checkpoint_dtype, _error, _get, _Merged, _shown
 from planner.model.layout import Architecture
 
 #: DeepseekV3Config's defaults (configuration_deepseek_v3.py); ``num_nextn_predict_layers`` is its
@@ -122,7 +122,7 @@ def _float(cfg: Mapping[str, Any], key: str, where: str | None, default: float) 
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _error(cfg, where, f"{key} must be a number, not {value!r}", key)
+        raise _error(cfg, where, f"{key} must be a number, not {_shown(value)}", key)
     return float(value)
 
 
@@ -462,7 +462,7 @@ def _qwen2_moe(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Ar
     step = _get(cfg, "decoder_sparse_step", where)
     only = cfg.get("mlp_only_layers") or []
     if not isinstance(only, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in only):
-        raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {only!r}", "mlp_only_layers")
+        raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {_shown(only)}", "mlp_only_layers")
     dense = sum(1 for i in range(L) if i in only or (i + 1) % step)
     window, window_layers = None, 0
     if _get(cfg, "use_sliding_window", where, kind=bool) and cfg.get("sliding_window"):

@@ -58,6 +58,35 @@ ACCEPTED_FORMS = (
 )
 
 # Hugging Face repository names: letters, digits, '-', '_', '.'; an optional 'org/' in front.
+#: A web address: a scheme (https://), or a Hugging Face page written without one (huggingface.co/org/name).
+_WEB = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|(?:www\.)?(?:huggingface\.co|hf\.co)/)", re.IGNORECASE)
+#: The repository of a Hugging Face page address: huggingface.co/ORG/NAME, then /tree/..., /blob/... or nothing.
+_HF_PAGE = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?!(?:models|datasets|spaces|docs)/)"
+                      r"([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._-]*)(?:[/?#]|\Z)", re.IGNORECASE)
+
+
+def is_web_address(name: str) -> bool:
+    """Whether ``name`` reads as a web address (``https://...``, ``huggingface.co/org/name``), which planner
+    never downloads from."""
+    return bool(_WEB.match(name.strip()))
+
+
+def _web_address_error(name: str, catalog: Mapping[str, Any]) -> ModelConfigError:
+    """The error for a web address given as a model: the hub id a Hugging Face page names, and the catalog id
+    whose ``hf_id`` it is, when one is."""
+    page = _HF_PAGE.match(name.strip())
+    if not page:
+        return ModelConfigError(f"{name!r} is a web address, and planner downloads nothing", hint=ACCEPTED_FORMS)
+    hub_id = f"{page.group(1)}/{page.group(2)}"
+    known = next((key for key, entry in catalog.items() if isinstance(_field(entry, "hf_id"), str)
+                  and _field(entry, "hf_id").lower() == hub_id.lower()), None)
+    hint = (f"The catalog holds it: give its id {known} (or the hub id {hub_id})." if known else
+            f"Give the hub id {hub_id} once its config.json is in the local Hugging Face cache (huggingface-cli "
+            f"download {hub_id} config.json), or the path to a downloaded config.json.")
+    return ModelConfigError(f"{name!r} is a web address, and planner downloads nothing; the page names the hub id "
+                            f"{hub_id}", hint=hint)
+
+
 _HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z: no trailing newline
 
 
@@ -127,7 +156,9 @@ def resolve_model(
         if key in catalog:
             return _from_catalog(key, catalog[key])
 
-    # 2. A path that exists, or that can only be meant as a path.
+    # 2. A path that exists, or that can only be meant as a path; a web address is neither (h18b minor f).
+    if is_web_address(name) and not _exists(name):
+        raise _web_address_error(name, catalog)
     loop = _link_problem(name)
     if loop is not None:
         raise ModelConfigError(loop, file=name, hint=SYMLINK_LOOP_HINT)
@@ -231,14 +262,6 @@ def cached_config_path(hub_id: str, cache: Path) -> Path | None:
     return max(found)[2]
 
 
-def _exists(path: Path) -> bool:
-    """Whether ``path`` names something (a link followed; a FIFO or a device too), without opening it."""
-    try:
-        return path.exists()
-    except OSError:
-        return False
-
-
 # ----- the three forms ----------------------------------------------------------------
 
 def _from_catalog(model_id: str, entry: ModelLike) -> ResolvedModel:
@@ -298,8 +321,9 @@ def _expand(name: str) -> Path:
         return Path(name)
 
 
-def _exists(name: str) -> bool:
-    """Whether ``name`` names an existing file or directory (False for names the OS refuses)."""
+def _exists(name: str | Path) -> bool:
+    """Whether ``name`` names something (a file, a directory, a FIFO or a device; a link followed), without
+    opening it; False for names the OS refuses."""
     try:
         return _expand(name).exists()
     except (OSError, ValueError):

@@ -11,6 +11,7 @@ from planner.catalog.loader import Catalog
 from planner.core.errors import InputError, ScenarioError
 from planner.core.fields import Entry
 from planner.model.architecture import Architecture
+from planner.model.models import is_web_address
 
 
 def _is_relative_path(name: str) -> bool:
@@ -53,7 +54,8 @@ def relative_model_resolver(resolver: Any, catalog: Catalog, base_dir: Path, *, 
 
     def resolve(name: str, entry: Entry) -> tuple[str, str, Architecture]:
         text = name.strip() if isinstance(name, str) else name
-        if not isinstance(text, str) or text in ids or text.lower() in ids or not _is_relative_path(text):
+        if not isinstance(text, str) or text in ids or text.lower() in ids or not _is_relative_path(text) \
+                or (is_web_address(text) and not _exists(base_dir / text)):
             return resolver(name, entry)
         candidate = base_dir / text
         if _exists(candidate) or os.path.islink(candidate):  # a symlink loop too: the resolver says so

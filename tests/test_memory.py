@@ -605,7 +605,8 @@ def test_an_unsized_quantization_config_is_not_dropped_silently():
     w = workload(arch, task="infer")
     assert w.infer.weights == "bf16"
     assert w.warnings == ("the model's config.json declares a quantized checkpoint (quant_method hqq) of a format "
-                          "the memory model does not size; the weights are sized as bf16 (give weights: to choose)",)
+                          "the memory model does not size; the weights are sized as bf16 (choose with the workload key "
+                          "weights:, or --weights on the command line)",)
     t = workload(arch, task="train", method="lora")
     assert any("training sizes the base model as method lora loads it" in x for x in t.warnings)
 

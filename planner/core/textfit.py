@@ -14,6 +14,8 @@ import shutil
 import textwrap
 from collections.abc import Iterable, Sequence
 
+from planner.core.escape import terminal_text
+
 #: The width when the terminal's is unknown (not a TTY and no COLUMNS).
 DEFAULT_WIDTH = 100
 #: Below this the text is still wrapped at this width: narrower makes every word its own line.
@@ -68,8 +70,12 @@ def squeeze_blanks(text: str) -> str:
 
 
 def fit_text(text: str, width: int) -> str:
-    """Every line of ``text`` that is longer than ``width`` wrapped by :func:`wrap_line`; the rest as is."""
-    return "\n".join(out for line in text.split("\n") for out in wrap_line(line.rstrip(), width))
+    """Every line of ``text`` that is longer than ``width`` wrapped by :func:`wrap_line`; the rest as is. The
+    lengths are those of the text as the terminal shows it, control characters as their visible escapes
+    (:func:`planner.core.escape.terminal_text`, which the result has already gone through): wrapped before
+    escaping, ``\x07`` x 20 would push a line 60 characters past the width (h18b minor b)."""
+    return "\n".join(out for line in terminal_text(text, newlines=True).split("\n")
+                     for out in wrap_line(line.rstrip(), width))
 
 
 def _longest_word(text: str) -> int:
@@ -97,7 +103,9 @@ def fit_table(columns: Sequence[str], rows: Sequence[Sequence[str]], width: int,
     headers; when a row takes more than one line, a blank line separates the rows.
     """
     n = len(columns)
-    cells = [[squeeze_blanks(str(c)) for c in row] for row in rows]
+    # measured as the terminal shows them: a control character is 4-6 characters once escaped (h18b minor b)
+    columns = [terminal_text(c, newlines=True) for c in columns]
+    cells = [[terminal_text(squeeze_blanks(str(c)), newlines=True) for c in row] for row in rows]
     if right is None:
         right = {i for i in range(n) if all(_is_number(r[i]) for r in cells if r[i].strip())
                  and any(r[i].strip() for r in cells)}

@@ -281,7 +281,8 @@ def _weights(entry: Entry, arch: Architecture, warnings: list[str]) -> tuple[str
                         f"sized as weights: {weights}, as given")
     elif ckpt_words and ckpt_fmt is None:
         warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}) of a format the "
-                        f"memory model does not size; the weights are sized as {weights} (give weights: to choose)")
+                        f"memory model does not size; the weights are sized as {weights} (choose with the workload key "
+                        "weights:, or --weights on the command line)")
     if weights == "compressed-tensors" and ckpt_fmt != "compressed-tensors":
         raise entry.error("compressed-tensors weights need a compressed-tensors checkpoint of a sized scheme (config.json "
                           "quantization_config with quant_method compressed-tensors: FP8 W8A8, INT8 W8A8 or W4A16/W8A16)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from planner.model.architecture import Architecture
+from planner.model.architecture import SUPPORTED_MODEL_TYPES, Architecture
 from planner.model.quantization import weight_scheme
 from planner.core.errors import InputError
 from planner.core.names import clip_text
@@ -205,4 +205,30 @@ def architecture_warnings(arch: Architecture) -> list[str]:
         from planner.model.generic import describe
 
         return [describe(arch)]
-    return []
+    return [text] if (text := _class_disagrees(arch)) else []
+
+
+#: Transformers class-name endings of a causal LM's classes (LlamaForCausalLM, GPT2LMHeadModel,
+#: Gemma3ForConditionalGeneration).
+_CLASS_ENDINGS = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
+
+
+def _class_disagrees(arch: Architecture) -> str | None:
+    """The warning for a config whose ``architectures`` names the class of another supported model_type than
+    its ``model_type`` (LlamaForCausalLM with model_type mistral), or None. Transformers' AutoModelForCausalLM
+    builds the class registered for ``model_type`` (transformers/models/auto/auto_factory.py,
+    ``_BaseAutoModelClass.from_config``: ``type(config)`` picks the class), so planner sizes that one; the
+    disagreement usually means a hand-edited config (h18b minor d)."""
+    heads = arch.extra.get("architectures") if isinstance(arch.extra, Mapping) else None
+    head = heads[0] if isinstance(heads, list) and heads and isinstance(heads[0], str) else None
+    ending = next((e for e in _CLASS_ENDINGS if head and head.endswith(e)), None)
+    if not head or not ending:
+        return None
+    named = head[:-len(ending)].lower()
+    own = arch.model_type.lower().replace("_", "").replace("-", "")
+    known = {t.replace("_", "").replace("-", ""): t for t in SUPPORTED_MODEL_TYPES}
+    if named not in known or own.startswith(named) or named.startswith(own):
+        return None  # an unknown class, or one of this model_type (Gemma3ForCausalLM for gemma3_text)
+    return (f"config.json's architectures names {head}, the class of model_type {known[named]}, but its model_type "
+            f"is {arch.model_type}: Transformers builds the class of model_type, so the model is sized as "
+            f"{arch.model_type}; check that the config was not edited")

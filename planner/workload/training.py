@@ -386,9 +386,9 @@ def _lora_targets(entry: Entry, arch: Architecture, fw_name: str, method: str,
                 from planner.core.errors import did_you_mean
                 from planner.core.list_hints import bracket_hint
                 commas = bool(getattr(entry.error_cls, "options", False))  # --lora-targets takes a,b
-                raise entry.error(f"LoRA target {t!r} is not a linear module of {arch.model_type}", "lora_targets",
-                                  bracket_hint("lora_targets", t, valid, commas=commas)
-                                  or did_you_mean(t, valid + ["all-linear"]))
+                problem, hint = _unknown_target(t, valid, arch.model_type, commas)
+                raise entry.error(problem, "lora_targets", bracket_hint("lora_targets", t, valid, commas=commas)
+                                  or hint or did_you_mean(t, valid + ["all-linear"]))
         if len(set(targets)) != len(targets):  # peft matches each module by name once: a repeat adapts nothing more
             dup = next(t for t in targets if targets.count(t) > 1)
             raise entry.error(f"lists {dup!r} twice", "lora_targets", "Give each module once.")
@@ -711,3 +711,43 @@ def _dataset_tokens(entry: Entry) -> int | None:
         raise entry.error(f"{raw!r} is not a whole number of tokens ({count:,})", "dataset_tokens",
                           f"Write dataset_tokens: {int(round(count)):,}".replace(",", "") + ".")
     return int(count)
+
+
+#: Module names of the output layer and the embeddings across Transformers' causal LMs (Llama's lm_head and
+#: embed_tokens, GPT-2's wte/wpe, GPT-NeoX's embed_out/embed_in, BLOOM's word_embeddings).
+_OUTPUT_LAYERS = frozenset({"lm_head", "embed_out", "output", "output_layer"})
+_EMBEDDINGS = frozenset({"embed_tokens", "wte", "wpe", "embed_in", "word_embeddings", "tok_embeddings"})
+
+
+def _unknown_target(t: str, valid: list[str], model_type: str, commas: bool) -> tuple[str, str | None]:
+    """The problem and hint for a LoRA target that is none of ``valid``: the output layer or an embedding
+    (modules planner does not put adapters on: peft's all-linear leaves the output layer out, peft/tuners/
+    tuners_utils.py ``_maybe_include_all_linear_layers``), a fused module of another model (phi3's qkv_proj,
+    gate_up_proj) whose parts this model has apart, or (hint None) a name for close matches (h18b minor e)."""
+    sep = "," if commas else ", "
+    listed = sep.join(valid)
+    if t in _OUTPUT_LAYERS or t in _EMBEDDINGS:
+        what = "the output layer" if t in _OUTPUT_LAYERS else "an embedding"
+        return (f"LoRA target {t!r} is {what}, which planner does not size adapters on (peft's all-linear leaves the "
+                "output layer out; embeddings take peft's Embedding adapters)",
+                f"Target the decoder layers' linear modules of {model_type}: {listed}, or all-linear.")
+    split = _split_fused(t[:-5], [p[:-5] for p in valid if p.endswith("_proj")]) if t.endswith("_proj") else []
+    parts = [f"{p}_proj" for p in split]
+    if len(parts) > 1 and len(set(parts)) == len(parts):
+        return (f"LoRA target {t!r} names a fused module (as phi3's qkv_proj and gate_up_proj are); {model_type} "
+                f"has {', '.join(parts[:-1])} and {parts[-1]} as separate modules", f"Give them all: {sep.join(parts)}.")
+    return f"LoRA target {t!r} is not a linear module of {model_type}", None
+
+
+def _split_fused(stem: str, names: list[str]) -> list[str]:
+    """``stem`` ('qkv', 'gate_up') as the concatenation of some of ``names`` ('q', 'k', 'v'; 'gate', 'up'),
+    an optional '_' between them; [] when it is not one."""
+    if not stem:
+        return []
+    for n in sorted(names, key=len, reverse=True):
+        if stem.startswith(n):
+            rest = stem[len(n):].lstrip("_")
+            tail = _split_fused(rest, names) if rest else []
+            if not rest or tail:
+                return [n] + tail
+    return []

@@ -266,7 +266,9 @@ class Entry:
                                                                                                self.file))
             raise self.error(f"must be a non-empty text, not {_kind(value)}", key,
                              _bool_note(value, self.file).strip() or _text_note(key, value, self.file,
-                                                                                self.written(key)))
+                                                                                self.written(key))
+                             # model: ~ is YAML's null, said as such (h18b minor h)
+                             or (self.null_hint(key, "a text", default is not _MISSING) if value is None else None))
         # a workbook cell holds 32,767 UTF-16 units of the escaped text: never cut without a word. A text of n code
         # points stores at most 8n/3 ('_x0' before '_' grows by 5), so one of up to MAX_TEXT_CHARS * 3 / 8 needs no count
         if len(value) * 8 > MAX_TEXT_CHARS * 3:

@@ -14,6 +14,7 @@ Sources: PyTorch docs, "CUDA semantics - memory management" (allocated vs reserv
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -348,8 +349,24 @@ def _versions(e: Any) -> dict[str, str]:
                               f"Quote it: {key}: \"{value[key]}\" (YAML reads 12.1 as a number, 12.10 as 12.1).")
         if not isinstance(value[key], str):
             raise child.error("must be a version text such as \"2.5.1\"", key, f"Write {example}.")
-        out[key] = child.str(key)
+        if not _PACKAGE.fullmatch(key):  # h18b minor g: the names and versions as a package prints them
+            raise child.error(f"key {key!r} is not a package name (letters, digits, '.', '_', '-')", None,
+                              f"Write {example}.")
+        text = child.str(key)
+        if not _VERSION.fullmatch(text.strip()) and text.strip() != "None":
+            raise child.error(f"{text[:64]!r} is not a version (digits first, then letters, digits, '.', '+', "
+                              "'_' or '-', at most 64 characters)", key,
+                              f"Write the version the package reports (torch.__version__, torch.version.cuda): "
+                              f"{example}.")
+        out[key] = text
     return out
+
+
+#: A package name as PyPI spells one (PEP 508 names: letters, digits, '.', '_', '-'), and a version as packages
+#: print theirs: torch.__version__ '2.5.1+cu124' or '2.6.0a0+git1b2c3d4' (PEP 440 with a local label),
+#: torch.version.cuda '12.4' (and 'None' on a CPU build, which 'planner calibrate' saves as it reads it).
+_PACKAGE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+_-]{0,63}")
 
 
 #: The largest allocator_fraction read: reserved at most twice the allocated peak. ZeRO (Rajbhandari et al.,

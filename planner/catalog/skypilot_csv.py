@@ -273,7 +273,7 @@ def _csv_problem(path: Path, text: str, exc: csv.Error, start: int, end: int,
                              "(it is never closed, or closed too late)", hint=_QUOTE_HINT)
     line = next(itertools.islice(io.StringIO(text, newline=""), start - 1, None), "").rstrip("\r\n")
     where = _long_column(line, limit, header)
-    quote = (f"; a '\"' there also opens a quoted value that is not closed on that line" if line.count('"') % 2
+    quote = ("; a '\"' there also opens a quoted value that is not closed on that line" if line.count('"') % 2
              else "")
     return ImportProblem(f"{path}: line {start}{where}: a value is longer than {size}, the most the CSV reader takes "
                          f"in one value{quote}",

@@ -388,7 +388,8 @@ def test_kv_heads_that_do_not_divide_heads():
     msg = _error(_llama(num_key_value_heads=3))
     assert msg == (
         "config.json: num_key_value_heads: num_key_value_heads (3) must divide num_attention_heads (8). "
-        "Grouped-query attention shares each KV head among a/kv query heads."
+        "Grouped-query attention shares each KV head among num_attention_heads / num_key_value_heads query heads; "
+        "the nearest that divide 8: 2 or 4. Check the model's published config.json."  # 8's divisors: 1, 2, 4, 8
     )
 
 
@@ -396,7 +397,8 @@ def test_more_kv_heads_than_heads():
     msg = _error(_llama(num_key_value_heads=16))
     assert msg == (
         "config.json: num_key_value_heads: num_key_value_heads (16) must divide num_attention_heads (8). "
-        "Grouped-query attention shares each KV head among a/kv query heads."
+        "Grouped-query attention shares each KV head among num_attention_heads / num_key_value_heads query heads; "
+        "the nearest that divide 8: 8. Check the model's published config.json."  # none above 16: the largest, 8
     )
 
 
@@ -424,15 +426,15 @@ def test_non_integer_size():
 
 def test_boolean_is_not_a_size():
     msg = _error(_llama(num_hidden_layers=True))
-    assert msg == "config.json: num_hidden_layers: num_hidden_layers must be a whole number, not True."
+    assert msg == "config.json: num_hidden_layers: num_hidden_layers must be a whole number, not true."
 
 
 def test_tie_word_embeddings_must_be_boolean():
     msg = _error(_llama(tie_word_embeddings="yes"))
-    assert msg == ("config.json: tie_word_embeddings: tie_word_embeddings must be true or false, not 'yes'. Write a "
+    assert msg == ("config.json: tie_word_embeddings: tie_word_embeddings must be true or false, not \"yes\". Write a "
                    'JSON boolean (true or false, no quotes): "tie_word_embeddings": true.')
     msg = _error(_llama(tie_word_embeddings="false"))  # a text: Transformers' `if "false":` would tie the weights
-    assert msg.endswith('not \'false\'. Write a JSON boolean (true or false, no quotes): "tie_word_embeddings": '
+    assert msg.endswith('not "false". Write a JSON boolean (true or false, no quotes): "tie_word_embeddings": '
                         'false.'), msg
     msg = _error(_llama(tie_word_embeddings=[1]))
     assert msg.endswith("not [1]. Write a JSON boolean: true or false, no quotes."), msg
@@ -579,7 +581,7 @@ def test_gemma2_softcapping_defaults():
     off = from_hf_config(_llama(model_type="gemma2", attn_logit_softcapping=None, final_logit_softcapping=None))
     assert (off.attn_logit_softcapping, off.final_logit_softcapping) == (None, None)
     msg = _error(_llama(model_type="gemma2", final_logit_softcapping="30"))
-    assert msg == "config.json: final_logit_softcapping: final_logit_softcapping must be a positive number or null, not '30'."
+    assert msg == "config.json: final_logit_softcapping: final_logit_softcapping must be a positive number or null, not \"30\"."
 
 
 def test_config_that_is_not_a_mapping():

@@ -65,7 +65,7 @@ def test_without_a_gpu_it_says_so_in_one_line():
 def test_saved_calibration_is_used_by_estimate_for_that_gpu(tmp_path: Path):
     path = tmp_path / "calibration.yaml"
     # An RTX 4090 measured with a 420 MiB context and reserved 12 % above allocated.
-    save_calibration(Calibration("NVIDIA GeForce RTX 4090", 420 * 2**20, 0.12, "2026-11-29", {"torch": "x"}), path)
+    save_calibration(Calibration("NVIDIA GeForce RTX 4090", 420 * 2**20, 0.12, "2026-11-29", {"torch": "2.5.1"}), path)
     cals = load_calibrations(path)
     assert list(cals) == ["geforce rtx 4090"]
     over = overheads_for_gpu("NVIDIA GeForce RTX 4090", path)

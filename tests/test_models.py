@@ -126,7 +126,8 @@ def test_catalog_entry_with_a_bad_config():
     bad = {"tiny": {"config": {**TINY, "num_key_value_heads": 3}}}
     assert _error("tiny", bad) == (
         "catalog/models.yaml: tiny: config: num_key_value_heads: num_key_value_heads (3) must divide "
-        "num_attention_heads (8). Grouped-query attention shares each KV head among a/kv query heads."
+        "num_attention_heads (8). Grouped-query attention shares each KV head among num_attention_heads / "
+        "num_key_value_heads query heads; the nearest that divide 8: 2 or 4. Check the model's published config.json."
     )
 
 

@@ -60,7 +60,7 @@ def test_mxfp4_on_a_dense_model_is_one_line_at_its_config(tmp_path: Path) -> Non
 def test_a_quantization_flag_that_is_no_boolean_is_refused(key: str, value, hint: str) -> None:
     q = {"quant_method": "bitsandbytes", "load_in_8bit": True, key: value}
     assert _refusal({**LLAMA_7B, "quantization_config": q}) == (
-        f"config.json: quantization_config: quantization_config.{key} must be true or false, not {value!r}. {hint}")
+        f"config.json: quantization_config: quantization_config.{key} must be true or false, not {json.dumps(value)}. {hint}")
 
 
 @pytest.mark.parametrize("group, hint", [
@@ -72,7 +72,7 @@ def test_a_group_size_that_is_no_whole_number_is_refused(group, hint: str) -> No
     q = {"quant_method": "gptq", "bits": 4, "group_size": group}
     assert _refusal({**LLAMA_7B, "quantization_config": q}) == (
         "config.json: quantization_config: quantization_config.group_size must be a whole number of weights per "
-        f"scale (or -1, one group per output column), not {group!r}. {hint}")
+        f"scale (or -1, one group per output column), not {json.dumps(group)}. {hint}")
 
 
 def _weights_gib(tmp_path: Path, q: dict, *extra: str) -> str:

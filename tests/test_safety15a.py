@@ -225,7 +225,7 @@ def test_a_models_config_leading_zero_gets_the_leading_zero_hint(tmp_path: Path,
     assert r.exit_code == 2
     assert r.stderr.splitlines()[-1] == (
         f"Error: {ov / 'models.yaml'}:18: models[0] (my-llama).config.{key}: {key} must be a whole number, not "
-        f"'{written}'. Write the number without the leading zero: {key}: {meant}.")
+        f'"{written}". Write the number without the leading zero: {key}: {meant}.')
     _models_overlay(tmp_path, f"      {key}: {meant}")  # the hint, followed
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output

@@ -256,7 +256,7 @@ def test_a_models_yaml_boolean_hint_is_in_yaml_syntax(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2
     assert r.stderr == (f"Error: {ov / 'models.yaml'}:17: models[0] (my-llama).config.tie_word_embeddings: "
-                        "tie_word_embeddings must be true or false, not 'yes'. Write a YAML boolean (true or false, "
+                        "tie_word_embeddings must be true or false, not \"yes\". Write a YAML boolean (true or false, "
                         "no quotes): tie_word_embeddings: true.\n")
     _models_overlay(tmp_path, "      tie_word_embeddings: true")  # the hint, followed
     assert CliRunner().invoke(main, args).exit_code == 0

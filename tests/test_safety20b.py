@@ -253,18 +253,18 @@ def _model_overlay(tmp_path: Path, old: str, new: str) -> Path:
 
 @pytest.mark.parametrize("old, new, key, problem, hint", [
     ("rms_norm_eps: 1.0e-05", "rms_norm_eps: 1e-05", "rms_norm_eps",
-     "rms_norm_eps must be a number, not '1e-05' (Transformers computes with it as one)",
+     'rms_norm_eps must be a number, not "1e-05" (Transformers computes with it as one)',
      "YAML reads 1e-05 as text; write rms_norm_eps: 1.0e-05."),
     ("rms_norm_eps: 1.0e-05", "rms_norm_eps: abc", "rms_norm_eps",
-     "rms_norm_eps must be a number, not 'abc' (Transformers computes with it as one)",
+     'rms_norm_eps must be a number, not "abc" (Transformers computes with it as one)',
      "Copy the model's published value, e.g. rms_norm_eps: 1.0e-05."),
     ("model_type: llama", "model_type: llama\n      rope_theta: 5e5", "rope_theta",
-     "rope_theta must be a number, not '5e5' (Transformers computes with it as one)",
+     'rope_theta must be a number, not "5e5" (Transformers computes with it as one)',
      "YAML reads 5e5 as text; write rope_theta: 500000.0."),
     ("model_type: llama", "model_type: llama\n      sliding_window: 4e3", "sliding_window",
-     "sliding_window must be a whole number, not '4e3'", "YAML reads 4e3 as text; write sliding_window: 4000."),
+     'sliding_window must be a whole number, not "4e3"', "YAML reads 4e3 as text; write sliding_window: 4000."),
     ("rope_scaling: null", "rope_scaling: {type: linear, factor: 1e1}", "rope_scaling",
-     "rope_scaling.factor must be a number of at least 1 (how many times the trained context is stretched), not '1e1'",
+     'rope_scaling.factor must be a number of at least 1 (how many times the trained context is stretched), not "1e1"',
      "YAML reads 1e1 as text; write factor: 10.0."),
 ])
 def test_config_numbers_yaml_reads_as_text_are_refused(tmp_path: Path, old: str, new: str, key: str, problem: str,
@@ -308,7 +308,7 @@ def test_config_json_text_numbers_are_refused(tmp_path: Path) -> None:
            "max_position_embeddings": 4096, "rms_norm_eps": "1e-05", "torch_dtype": "float16"}
     (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))
     exc = _refusal(lambda: estimate(model=tmp_path, task="infer"))
-    assert str(exc).endswith(": rms_norm_eps: rms_norm_eps must be a number, not '1e-05' (Transformers computes with "
+    assert str(exc).endswith(': rms_norm_eps: rms_norm_eps must be a number, not "1e-05" (Transformers computes with '
                              "it as one). Write the number without quotes: \"rms_norm_eps\": 1e-05."), str(exc)
     cfg["rms_norm_eps"], cfg["rope_theta"] = 1e-05, 10000  # numbers, an int too: read
     (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))

@@ -65,7 +65,7 @@ def test_a_config_boolean_written_as_text_gets_the_json_boolean(tmp_path: Path) 
     r = CliRunner().invoke(main, ["estimate", "--model", str(d), "--task", "infer"])
     assert r.exit_code == 2, r.output
     assert r.stderr == (f"Error: {d / 'config.json'}:3: tie_word_embeddings: tie_word_embeddings must be true or "
-                        "false, not 'false'. Write a JSON boolean (true or false, no quotes): "
+                        "false, not \"false\". Write a JSON boolean (true or false, no quotes): "
                         '"tie_word_embeddings": false.\n'), r.stderr
     _model(tmp_path, "false")  # the hint followed: the estimate runs
     r = CliRunner().invoke(main, ["estimate", "--model", str(d), "--task", "infer"])

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from planner.core.aclxattr import ACL_XATTR, KEPT_MODE_BITS, _acl_of
@@ -118,50 +118,69 @@ def apply(fd: int, acl: dict[tuple[int, int], int], extra: int) -> None:
 
 def give_set_access(fd: int, templates: Sequence[Path], narrow: int, shown: Path) -> None:
     """Give the staged report ``fd``, a name the set gains, the group and POSIX ACL of the set's reports now in the
-    folder (``templates``, at least one) and no permission bit outside ``narrow`` (every report of the set ANDed).
-    Where they hold several ACLs, the new report gets their narrowest (:func:`narrower`: no one may do more than
-    any of them lets); where they are in different groups, the new report keeps its own group and gives its owning
-    group nothing (no group may read it that one of them keeps out). The ACL the new file inherited from its
-    folder's default ACL is kept where no template has one.
+    folder (``templates``, at least one) and no permission bit outside ``narrow`` (every report of the set ANDed):
+    :func:`_narrow_to_set`. Where they hold several ACLs, the new report gets their narrowest (:func:`narrower`: no
+    one may do more than any of them lets); where they are in different groups, the new report keeps its own group
+    and gives its owning group nothing (no group may read it that one of them keeps out). An ACL the new file
+    inherited from its folder's default ACL is narrowed to the set's too.
 
     Raises:
         OutputError: the group or the ACL cannot be given (not a member of the group; no ACLs here): nothing
             is written.
     """
-    stats = [os.lstat(t) for t in templates]
-    gids = {st.st_gid for st in stats}
-    template, st = templates[0], stats[0]
-    if len(gids) == 1 and os.fstat(fd).st_gid != st.st_gid:
-        try:
-            os.fchown(fd, -1, st.st_gid)
-        except OSError as exc:
-            raise OutputError(f"{shown}: cannot be given the group of the set's other reports (gid {st.st_gid}, as "
-                              f"{template.name} has: {exc.strerror or exc}), and without it other users could read "
-                              "it; nothing was written. Give another --out, or change the set's group to one of "
-                              "yours (chgrp).") from None
-    mode = stat.S_IMODE(os.fstat(fd).st_mode) & narrow & KEPT_MODE_BITS
-    if len(gids) > 1:
-        mode &= ~0o070
+    theirs = [(t, os.lstat(t)) for t in templates]
+    template = templates[0]
+
+    def no_group(exc: OSError, gid: int) -> OutputError:
+        return OutputError(f"{shown}: cannot be given the group of the set's other reports (gid {gid}, as "
+                           f"{template.name} has: {exc.strerror or exc}), and without it other users could read "
+                           "it; nothing was written. Give another --out, or change the set's group to one of "
+                           "yours (chgrp).")
+
     try:
-        theirs = [(t, _acl_of(t), s) for t, s in zip(templates, stats)]
-        with_acl = [(t, a, s) for t, a, s in theirs if a is not None]
-        if not with_acl:
-            os.fchmod(fd, mode)
-            return
-        template = with_acl[0][0]
-        acl = parse_acl(_acl_of(fd), mode)
-        for t, a, s in with_acl:
-            template = t
-            acl = narrower(acl, parse_acl(a, stat.S_IMODE(s.st_mode)))
-        acl = narrower(acl, parse_acl(None, mode))
-        if len(gids) > 1:
-            acl[(GROUP_OBJ, _NO_ID)] = 0
-        apply(fd, acl, mode & ~0o777)
+        _narrow_to_set(fd, theirs, narrow, no_group)
     except (OSError, ValueError) as exc:
+        with_acl = next((t for t in templates if _acl_of(t) is not None), template)
         raise OutputError(f"{shown}: cannot be given the access control list (POSIX ACL) of the set's other "
                           f"reports ({getattr(exc, 'strerror', None) or exc}), and without it other users could read "
                           "it; nothing was written. Give another --out, or remove the ACL (setfacl -b) from "
-                          f"{template.name} if it is not needed.") from None
+                          f"{with_acl.name} if it is not needed.") from None
+
+
+def _narrow_to_set(fd: int, theirs: Sequence[tuple[Path, os.stat_result]], bits: int,
+                   group_error: Callable[[OSError, int], Exception] | None = None) -> None:
+    """Narrow the open report ``fd`` to the set's reports ``theirs`` (paths with their stat): no permission bit
+    outside ``bits`` and theirs, no POSIX ACL grant that any of them (or its own, inherited one) lacks
+    (:func:`narrower`), and their group where they share one; where they do not, or the group cannot be given
+    and ``group_error`` is None, no group bits. One rule for a gained report at staging
+    (:func:`give_set_access`) and after the moves (:func:`recheck_gained`).
+
+    Raises:
+        OSError, ValueError: an ACL cannot be read or the permissions set; ``group_error(exc, gid)`` when the
+            group cannot be given and it is set.
+    """
+    own = os.fstat(fd)
+    bits &= stat.S_IMODE(own.st_mode) & KEPT_MODE_BITS
+    for _, st in theirs:
+        bits &= stat.S_IMODE(st.st_mode)
+    gids = {st.st_gid for _, st in theirs}
+    grouped = len(gids) == 1
+    if grouped and own.st_gid not in gids:
+        try:
+            os.fchown(fd, -1, next(iter(gids)))
+        except OSError as exc:
+            if group_error is not None:
+                raise group_error(exc, next(iter(gids))) from None
+            grouped = False  # a group planner cannot give: no group may read it
+    if not grouped:
+        bits &= ~0o070
+    acl = parse_acl(_acl_of(fd), stat.S_IMODE(own.st_mode))
+    for path, st in theirs:
+        acl = narrower(acl, parse_acl(_acl_of(path), stat.S_IMODE(st.st_mode)))
+    acl = narrower(acl, parse_acl(None, bits))
+    if not grouped:
+        acl[(GROUP_OBJ, _NO_ID)] = 0
+    apply(fd, acl, bits & ~0o777)
 
 
 def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | None], ino: int,
@@ -181,10 +200,10 @@ def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | Non
     regrouped = gid is not None and st.st_gid != gid
     if now == copied and not regrouped:
         return None
-    fd = os.open(new, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = _open_own(new, ino)
+    if fd is None:  # the name holds another file already: it is not planner's to change
+        return None
     try:
-        if os.fstat(fd).st_ino != ino:  # the name holds another file already: it is not planner's to change
-            return None
         group_note, group_failed = "", ""
         if regrouped:
             try:
@@ -209,6 +228,24 @@ def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | Non
     return (f"{new}: its permissions or ACL were changed while planner replaced it; the new {what} has the "
             f"narrower of the two settings (mode {after[0]:04o}{', with an ACL' if after[1] is not None else ''})"
             f"{group_note}{group_failed}.")
+
+
+def _open_own(path: Path, ino: int) -> int | None:
+    """``path`` opened for reading by name (a link not followed), when it is still inode ``ino`` (planner's file);
+    None when the name holds another file now, which is not planner's to change.
+
+    Raises:
+        OSError: the name cannot be opened (gone, a link).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if os.fstat(fd).st_ino == ino:
+            return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return None
 
 
 def _owned_regular(paths: Sequence[Path]) -> list[tuple[Path, os.stat_result]]:
@@ -249,30 +286,12 @@ def recheck_gained(new: Path, ino: int, templates: Sequence[Path], what: str = "
     theirs = _owned_regular(templates)
     if not theirs:
         return None
-    fd = os.open(new, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = _open_own(new, ino)
+    if fd is None:  # the name holds another file already: it is not planner's to change
+        return None
     try:
-        if os.fstat(fd).st_ino != ino:  # the name holds another file already: it is not planner's to change
-            return None
         before = _state(fd)
-        bits = before[0]
-        for _, st in theirs:
-            bits &= stat.S_IMODE(st.st_mode)
-        gids = {st.st_gid for _, st in theirs}
-        no_group = len(gids) > 1
-        if len(gids) == 1 and before[2] not in gids:
-            try:
-                os.fchown(fd, -1, next(iter(gids)))
-            except OSError:
-                no_group = True  # a group planner cannot give: no group may read it
-        if no_group:
-            bits &= ~0o070
-        acl = parse_acl(before[1], before[0])
-        for path, st in theirs:
-            acl = narrower(acl, parse_acl(_acl_of(path), stat.S_IMODE(st.st_mode)))
-        acl = narrower(acl, parse_acl(None, bits))
-        if no_group:
-            acl[(GROUP_OBJ, _NO_ID)] = 0
-        apply(fd, acl, bits & ~0o777)
+        _narrow_to_set(fd, theirs, 0o7777)
         after = _state(fd)
     finally:
         os.close(fd)
@@ -298,10 +317,10 @@ def carry_back(came_out: Path, put_back: Path, left: tuple[int, bytes | None, in
     now = (stat.S_IMODE(st.st_mode) & KEPT_MODE_BITS, _acl_of(came_out), st.st_gid)
     if now == left:
         return None
-    fd = os.open(put_back, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = _open_own(put_back, ino)
+    if fd is None:  # the name holds another file already: it is not planner's to change
+        return None
     try:
-        if os.fstat(fd).st_ino != ino:
-            return None
         before = _state(fd)
         group_failed = ""
         if now[2] != left[2] and before[2] != now[2]:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from decimal import Decimal, InvalidOperation
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -87,16 +88,41 @@ def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
     Raises:
         InputError (of the entry's kind): a fraction of a cent, with the cents below and above as the hint.
     """
-    cents = usd * 100
-    if abs(cents - round(cents)) <= 1e-4:
-        return usd
-    down, up = math.floor(cents) / 100, math.ceil(cents) / 100
-    lot = usd * quantity * 100
-    lot_hint = (f", or price the lot as one line (quantity: 1, {k}: {round(lot) / 100:.2f} for {quantity} x {usd!r})"
+    raw = e.data.get(k)  # as given: a Decimal from the API, a NotWhole keeping its text
+    text = e.written(k) or (str(raw) if isinstance(raw, Decimal) else getattr(raw, "text", None))
+    exact = _as_written(text)
+    if exact is not None:  # the digits given, not the float they round to (h19b #1): 249.999999999999999999
+        cents_exact = exact * 100
+        if cents_exact == cents_exact.to_integral_value():
+            return usd
+        shown = text.strip()
+        down, up = math.floor(cents_exact) / 100, math.ceil(cents_exact) / 100
+        lot_exact = cents_exact * quantity
+        lot = float(lot_exact) if lot_exact == lot_exact.to_integral_value() else 0.5  # 0.5: no whole lot
+    else:
+        cents = usd * 100
+        if abs(cents - round(cents)) <= 1e-4:
+            return usd
+        shown = repr(usd)
+        down, up = math.floor(cents) / 100, math.ceil(cents) / 100
+        lot = usd * quantity * 100
+    lot_hint = (f", or price the lot as one line (quantity: 1, {k}: {round(lot) / 100:.2f} for {quantity} x {shown})"
                 if quantity > 1 and abs(lot - round(lot)) <= 1e-4 and round(lot) > 0 else "")
-    raise e.error(f"{usd!r} USD has a fraction of a cent", k,
+    raise e.error(f"{shown} USD has a fraction of a cent", k,
                   f"A quote adds prices up in whole cents: write {k}: " + (f"{down:.2f} or " if down > 0 else "")
                   + f"{up:.2f}{lot_hint}.")
+
+
+def _as_written(text: str | None) -> Decimal | None:
+    """The exact decimal a file wrote for a number (``LineDict.written``: '249.999999999999999999', '2.5e2',
+    '1_000.50' as YAML 1.1 allows), or None when it gave none or one Decimal does not read (hex, base 60)."""
+    if not text:
+        return None
+    try:
+        exact = Decimal(text.strip().replace("_", ""))
+    except InvalidOperation:
+        return None
+    return exact if exact.is_finite() else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,7 +138,8 @@ def _keeps_text(value: Any) -> bool:
     reads as 1.5) or a date and time ('2026-11-01T00:00:00' reads as a datetime shown '2026-11-01 00:00:00')."""
     import datetime as _dt
 
-    return type(value) in (int, float, _dt.datetime)
+    # a float subclass too: planner.core.units.NotWhole, the float of '249.999999999999999999' (h19b #1)
+    return isinstance(value, (int, float, _dt.datetime)) and not isinstance(value, bool)
 
 
 def _not_a_date_hint(value: str) -> str:

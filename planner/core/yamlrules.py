@@ -70,6 +70,8 @@ def key_problem(key: Any, key_node: yaml.ScalarNode, value_node: yaml.Node) -> t
 #: scalars in a flow collection.
 _WHOLE = re.compile(r"[-+]?[0-9]+")
 _GROUP = re.compile(r"[0-9]{3}(?:\.[0-9]*)?")
+#: The first group of a number with thousands separators: 1 to 3 digits, not a lone 0 ('0,5' is a decimal comma).
+_LEAD = re.compile(r"[-+]?(?:[1-9][0-9]{0,2})")
 _DIGITS = re.compile(r"[0-9]+")
 
 
@@ -132,6 +134,7 @@ def flow_thousands(text: str) -> tuple[str, int, str] | YamlProblem | None:
     except yaml.YAMLError:
         return None
     opened: list[int] = []
+    spaced: dict[int, bool] = {}  # each list's answer, found once: [1,1,...] was quadratic (h19b #2)
     for i, token in enumerate(tokens):
         if isinstance(token, (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)):
             opened.append(i)
@@ -140,22 +143,48 @@ def flow_thousands(text: str) -> tuple[str, int, str] | YamlProblem | None:
                 opened.pop()
         elif opened and isinstance(token, yaml.FlowEntryToken) and (pair := _tight_comma(tokens, i)):
             before, after = pair
-            if _GROUP.fullmatch(after.value) and before.value.lstrip("+-") != "0":
-                written = f"{before.value},{after.value}"
-                told = YamlProblem(f"{written} inside [...] or {{...}} is read by YAML as two items, {before.value} "
-                                   f"and {after.value} (a comma separates the items there)", token.start_mark.line + 1,
-                                   f"Write the number without the separator ({before.value}{after.value})"
-                                   + ("." if after.value.startswith("0") else ", or put a space after the comma if two "
-                                      f"items are meant ({before.value}, {after.value})."))
+            # a thousands separator starts a number of 1 to 3 digits: '1024,512' and the '1024,512' of
+            # '[2048,1024,512]' (its first number is 2048) are lists, not numbers (h19b #3)
+            starts = not (i >= 2 and isinstance(tokens[i - 2], yaml.FlowEntryToken) and _tight_comma(tokens, i - 2))
+            if _GROUP.fullmatch(after.value) and starts and _LEAD.fullmatch(before.value):
+                told = _thousands(tokens, i)
                 told.path = _entry_at(text, before.start_mark.index)  # 'constraints.budget_usd' (h15b minor d)
                 return told
             if not _DIGITS.fullmatch(after.value):
                 continue
-            if isinstance(tokens[opened[-1]], yaml.FlowMappingStartToken) or _spaced_entry(tokens, opened[-1]):
+            if opened[-1] not in spaced:
+                spaced[opened[-1]] = _spaced_entry(tokens, opened[-1])
+            if isinstance(tokens[opened[-1]], yaml.FlowMappingStartToken) or spaced[opened[-1]]:
                 told = YamlProblem(*_decimal_comma(text, tokens, opened, i))
                 told.path = _entry_at(text, before.start_mark.index)
                 return told
     return None
+
+
+def _thousands(tokens: list[Any], i: int) -> YamlProblem:
+    """The problem of a number written with thousands separators whose first ',' is flow entry ``tokens[i]``:
+    the whole run of ',ddd' groups after it ('64,128,256'), as one number and as the items YAML reads."""
+    parts = [tokens[i - 1].value]
+    j = i
+    while j < len(tokens) - 1 and isinstance(tokens[j], yaml.FlowEntryToken) and _tight_comma(tokens, j) \
+            and _GROUP.fullmatch(tokens[j + 1].value):
+        parts.append(tokens[j + 1].value)
+        j += 2
+    if len(parts) > 6:  # [100,100,...] of 20,000 items: the run is named by its start, not written out
+        return YamlProblem(f"{','.join(parts[:4])},... inside [...] or {{...}} is read by YAML as {len(parts):,} items "
+                           "(a comma separates the items there), though it reads as one number with thousands "
+                           "separators", tokens[i].start_mark.line + 1,
+                           f"Put a space after each comma if a list is meant ([{', '.join(parts[:3])}, ...]), or "
+                           "write the number without separators.")
+    written, number = ",".join(parts), "".join(parts)
+    two = len(parts) == 2
+    items = " and ".join(parts) if two else ", ".join(parts[:-1]) + " and " + parts[-1]
+    many = "two" if two else str(len(parts))
+    return YamlProblem(f"{written} inside [...] or {{...}} is read by YAML as {many} items, {items} (a comma separates "
+                       "the items there)", tokens[i].start_mark.line + 1,
+                       f"Write the number without the separator{'' if two else 's'} ({number})"
+                       + ("." if parts[1].startswith("0") else f", or put a space after {'the' if two else 'each'} "
+                          f"comma if {many} items are meant ({', '.join(parts)})."))
 
 
 def _entry_at(text: str, index: int) -> str | None:

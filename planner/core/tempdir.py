@@ -75,7 +75,7 @@ def refuse_protected_temp() -> None:
     Raises:
         OutputError: naming the folder and the variable to change.
     """
-    from planner.core.protected import protected_by_id, protected_folder_of
+    from planner.core.protected import kind_of, protected_by_id, protected_folder_of
 
     where, var = _temp_folder_and_source()
     if where is None:
@@ -93,7 +93,7 @@ def refuse_protected_temp() -> None:
         refuse_shared_folder(where, f"the temporary folder ({var}) that openpyxl and the importer write into",
                              f"Set {_set(var)} to a folder only you can write, or one with the sticky bit as /tmp has.")
     if p is not None:
-        what = "catalog" if p.name == "catalog" else "package"
+        what = kind_of(p)
         if cwd:
             raise OutputError(f"the temporary folder would be the current folder {escape_unsafe(str(where))}, as "
                               "/tmp and /var/tmp cannot take files (full or read-only), and it is inside planner's "

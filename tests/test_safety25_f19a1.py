@@ -8,6 +8,8 @@ N1. A bind mount of any folder inside the package (``planner/core``) or of the s
     to a folder inside a stand-in package (protected_by_id does not resolve links, so only the inode matches).
 M4. The installed distribution's metadata folder (``planner-*.dist-info``) is refused as ``--out`` as part of
     the package.
+M2. With /tmp and /var/tmp unable to take files and the current folder the ``--out`` folder, the line has its verb
+    and hints what can help (TMPDIR to a folder with room, or another current folder), not "unset it".
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -220,3 +223,26 @@ def test_out_into_the_metadata_folder_is_refused(tmp_path: Path, monkeypatch: py
     assert r.exit_code == 2 and "package metadata folder" in r.stderr, r.output
     assert _listing(meta) == ["METADATA"]
 
+
+# -- M2: the current folder as the temporary folder, and it is --out -----------------------------------------------
+
+def test_the_current_folder_as_temporary_folder_and_out_is_said_with_a_hint_that_helps(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.core import tempdir
+
+    out = tmp_path / "out"
+    out.mkdir()
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(tempdir, "_takes_files", lambda folder: False)  # /tmp, /var/tmp, /usr/tmp: full
+    monkeypatch.chdir(out)
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", ".", "--format", "xlsx"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: the temporary folder would be the current folder {out}, as /tmp and /var/tmp cannot "
+                        "take files (full or read-only), and it is the --out folder .: temporary files (openpyxl's, "
+                        "the importer's check copy) would be made there, beside the reports. Set TMPDIR to a private "
+                        "folder of your own elsewhere with room (one made with mkdir -m 700), or run from another "
+                        "folder.\n")
+    assert "unset it" not in r.stderr
+    assert _listing(out) == []

@@ -1,9 +1,10 @@
-"""The folders planner never writes into: its own package and the shipped catalog beside it.
+"""The folders planner never writes into: its own package, the shipped catalog beside it, and the installed
+distribution's metadata folder (``planner-*.dist-info``).
 
 :func:`refuse_protected` refuses one of them (or a folder inside one) as an output folder, by path and by
-device and inode, with a hint that names a path it would accept (never the path just refused: run from
-inside ``planner/``, ``--out reports`` is inside it too); for a file option (``calibrate --out FILE``) the
-file is named and a file hinted. planner.core.reportset re-exports refuse_protected.
+device and inode (of every folder in them: a bind mount of ``planner/core`` is known too), with a hint that
+names a path it would accept (never the path just refused: run from inside ``planner/``, ``--out reports`` is
+inside it too); for a file option (``calibrate --out FILE``) the file is named and a file hinted. planner.core.reportset re-exports refuse_protected.
 """
 
 from __future__ import annotations
@@ -18,19 +19,57 @@ from planner.core.errors import DestinationError
 
 
 def _protected() -> list[Path]:
-    """The shipped catalog (where it is beside the package: a source checkout) and the planner package."""
+    """The shipped catalog (where it is beside the package: a source checkout), the planner package, and the
+    installed distribution's metadata folder (``planner-*.dist-info``: :func:`_metadata_folder`), where found."""
     package = Path(__file__).resolve().parent.parent  # planner/
-    return [package, package.parent / "catalog"] if (package.parent / "catalog").is_dir() else [package]
+    found = [package, package.parent / "catalog"] if (package.parent / "catalog").is_dir() else [package]
+    meta = _metadata_folder()
+    return found + [meta] if meta is not None and meta not in found else found
+
+
+def _metadata_folder() -> Path | None:
+    """The installed distribution's own metadata folder (``planner-<version>.dist-info``, or an ``.egg-info``), as
+    importlib.metadata finds the distribution ``planner``; None where it is not installed or its folder is not
+    found. Links resolved. Source: Python documentation, ``importlib.metadata.distribution``."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("planner")
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+    folder = getattr(dist, "_path", None)  # a PathDistribution's folder (no public name for it)
+    if folder is None:  # another finder's distribution: the folder its files list names
+        try:
+            files = dist.files or []
+        except (OSError, ValueError):
+            return None
+        top = next((f.parts[0] for f in files if f.parts and f.parts[0].endswith((".dist-info", ".egg-info"))),
+                   None)
+        folder = dist.locate_file(top) if top is not None else None
+    try:
+        where = Path(os.path.realpath(str(folder))) if folder is not None else None
+    except (OSError, ValueError, TypeError):
+        return None
+    if where is None or not where.name.endswith((".dist-info", ".egg-info")) or not where.is_dir():
+        return None
+    return where
 
 
 def protected_folders() -> list[Path]:
-    """The folders planner never writes into: the planner package, and the shipped catalog beside it
-    in a source checkout."""
+    """The folders planner never writes into: the planner package, the shipped catalog beside it in a source
+    checkout, and the installed distribution's metadata folder (``planner-*.dist-info``)."""
     return _protected()
 
 
+def kind_of(p: Path) -> str:
+    """What the protected folder ``p`` is, for a message: 'catalog', 'package' or 'package metadata'."""
+    if p.name == "catalog":
+        return "catalog"
+    return "package metadata" if p.name.endswith((".dist-info", ".egg-info")) else "package"
+
+
 def _refusal(out_dir: Path | str, p: Path, file_name: str | None = None) -> DestinationError:
-    what = "catalog" if p.name == "catalog" else "package"
+    what = kind_of(p)
     if file_name:  # a file option (calibrate --out FILE): the file named, a file hinted
         return DestinationError(f"{Path(out_dir) / file_name}: is inside planner's own {what} folder ({p}), and "
                                 "planner does not write into it. Give another --out, a file outside it, e.g. "
@@ -76,19 +115,25 @@ def _accepted_example(name: str) -> str:
 
 
 def _protected_ids() -> dict[tuple[int, int], Path]:
-    ids = {}
+    """The device and inode of every folder of the protected folders (each, and every folder under it, links not
+    followed), each mapped to the protected folder it is or lies in: a bind mount of any of them (``mount --bind
+    planner/core b``) is known by them, though nothing on its path leads into the package. Walked afresh on each
+    call (a few dozen folders); folders that cannot be read are left out."""
+    ids: dict[tuple[int, int], Path] = {}
     for p in _protected():
-        try:
-            st = os.stat(p)
-        except OSError:
-            continue
-        ids[(st.st_dev, st.st_ino)] = p
+        for root, _dirs, _names in os.walk(p):
+            try:
+                st = os.stat(root)
+            except OSError:
+                continue
+            ids.setdefault((st.st_dev, st.st_ino), p)
     return ids
 
 
 def protected_by_id(path: Path | str, ids: dict[tuple[int, int], Path] | None = None) -> Path | None:
-    """The protected folder that ``path`` or a folder above it is, known by device and inode (a bind mount or
-    a link of the catalog is the catalog); None when none."""
+    """The protected folder that ``path`` or a folder above it is or lies in, known by device and inode (a bind
+    mount or a link of the catalog, or of any folder inside the package, is that folder); None when none.
+    ``ids``: :func:`_protected_ids`, when the caller has them."""
     ids = _protected_ids() if ids is None else ids
     try:
         here = Path(os.path.abspath(path))
@@ -219,4 +264,4 @@ def refuse_protected(out_dir: Path, *, fd: int | None = None, file_name: str | N
         up = ".." if up == "." else up + "/.."
 
 
-__all__ = ["protected_folders", "refuse_protected"]
+__all__ = ["kind_of", "protected_folders", "refuse_protected"]

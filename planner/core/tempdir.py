@@ -75,7 +75,7 @@ def refuse_protected_temp() -> None:
     Raises:
         OutputError: naming the folder and the variable to change.
     """
-    from planner.core.protected import protected_by_id, protected_folder_of
+    from planner.core.protected import kind_of, protected_by_id, protected_folder_of
 
     where, var = _temp_folder_and_source()
     if where is None:
@@ -93,7 +93,7 @@ def refuse_protected_temp() -> None:
         refuse_shared_folder(where, f"the temporary folder ({var}) that openpyxl and the importer write into",
                              f"Set {_set(var)} to a folder only you can write, or one with the sticky bit as /tmp has.")
     if p is not None:
-        what = "catalog" if p.name == "catalog" else "package"
+        what = kind_of(p)
         if cwd:
             raise OutputError(f"the temporary folder would be the current folder {escape_unsafe(str(where))}, as "
                               "/tmp and /var/tmp cannot take files (full or read-only), and it is inside planner's "
@@ -164,12 +164,17 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
         if inside is None:
             continue
         shown = escape_unsafe(str(where))
-        which = (f"the current folder {shown} (/tmp and /var/tmp cannot take files)" if cwd else
-                 f"{shown} ({var})")
         how = "is" if not inside else "is inside"
         if inside:  # a folder in --out named like a staging folder is taken for one a stopped run left
             landing = "under that folder, where planner cleans up what its stopped runs left"
-        raise DestinationError(f"the temporary folder {which} {how} {what.format(escape_unsafe(str(folder)))}: "
+        if cwd:  # no variable named it: /tmp and /var/tmp failed, so unsetting one cannot help
+            raise DestinationError(f"the temporary folder would be the current folder {shown}, as /tmp and /var/tmp "
+                                   f"cannot take files (full or read-only), and it {how} "
+                                   f"{what.format(escape_unsafe(str(folder)))}: temporary files (openpyxl's, the "
+                                   f"importer's check copy) would be made there, {landing}. Set TMPDIR to a private "
+                                   "folder of your own elsewhere with room (one made with mkdir -m 700), or run from "
+                                   "another folder.")
+        raise DestinationError(f"the temporary folder {shown} ({var}) {how} {what.format(escape_unsafe(str(folder)))}: "
                                "temporary files (openpyxl's, the importer's check copy) would be made there, "
                                f"{landing}. Set {_set(var)} to a private folder of your own elsewhere (one made with "
                                "mkdir -m 700), or unset it (then /tmp is used).")

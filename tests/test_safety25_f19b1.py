@@ -1,0 +1,106 @@
+"""Issue 28, hostile pass 19X: findings N4 and M5 of report h19b, all in planner catalog import-skypilot.
+
+- N4: two rows of one instance type and zone whose Region, AcceleratorName or AvailabilityZone differ only in case
+  ('US-EAST-1' and 'us-east-1', 'a10g' and 'A10G', 'US-EAST-1A') and whose prices differ are refused as two rows of
+  one key are, rather than the cheaper written; with the same figures they count once
+  (planner.catalog.skypilot._check_duplicates, _as_read).
+- M5: an instance type left out is quoted as the file writes it ('=HYPERLINK("X")', 'g5.\\x1b[2Jx'), not lower-cased,
+  and only rows kept count in "instance type in upper case written in lower case"
+  (planner.catalog.skypilot.instance_key, _row_refused, _case_lines).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.catalog.skypilot import ImportProblem, import_file
+from planner.cli.main import main
+
+_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+           "AvailabilityZone,Arch")
+_G5 = "g5.xlarge,A10G,1,4,16,,1.006,0.4,us-east-1,us-east-1a,x86_64"
+
+
+def _aws(tmp_path: Path, *rows: str) -> Path:
+    d = tmp_path / "aws"
+    d.mkdir(exist_ok=True)
+    path = d / "vms.csv"
+    path.write_text("\n".join((_HEADER, *rows)) + "\n", encoding="utf-8")
+    return path
+
+
+def _run(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+# -- N4: rows compared as the import reads them ------------------------------------------------------------------
+
+@pytest.mark.parametrize("second", [
+    "g5.xlarge,A10G,1,4,16,,0.5,0.3,US-EAST-1,us-east-1a,x86_64",   # the region in upper case
+    "g5.xlarge,a10g,1,4,16,,0.5,0.3,us-east-1,us-east-1a,x86_64",   # the accelerator in lower case
+    "g5.xlarge,A10G,1,4,16,,0.5,0.3,us-east-1,US-EAST-1A,x86_64",   # the zone in upper case
+    "G5.XLARGE,A10G,1,4,16,,0.5,0.3,us-east-1,us-east-1a,x86_64",   # the instance type (refused before, the control)
+])
+def test_two_rows_of_one_zone_differing_in_case_and_price_are_refused(tmp_path: Path, second: str) -> None:
+    path = _aws(tmp_path, _G5, second)
+    out = tmp_path / "o"
+    code, text = _run("catalog", "import-skypilot", str(path), "--out", str(out))
+    assert code == 2, text
+    # the rows are one instance type in one zone, as the import reads them: the first column that differs then
+    # is Price (line 2 gives 1.006, line 3 gives 0.5), so neither is taken
+    assert (f"{path}: lines 2 and 3, column Price: two rows for g5.xlarge in us-east-1 zone us-east-1a give '1.006' "
+            "and '0.5'") in text, text
+    assert not (out / "cloud.yaml").exists()
+
+
+def test_the_api_refuses_them_too(tmp_path: Path) -> None:
+    path = _aws(tmp_path, _G5, "g5.xlarge,a10g,1,4,16,,0.5,0.3,US-EAST-1,us-east-1a,x86_64")
+    with pytest.raises(ImportProblem) as e:
+        import_file(path)
+    message = str(e.value)
+    assert "column Price: two rows for g5.xlarge in us-east-1 zone us-east-1a" in message, message
+
+
+def test_two_rows_differing_only_in_case_of_region_and_gpu_count_once(tmp_path: Path) -> None:
+    # the same figures (1.006, spot 0.4): one row as the import reads it, so nothing to choose between
+    res = import_file(_aws(tmp_path, _G5, "g5.xlarge,a10g,1,4,16,,1.006,0.4,US-EAST-1,US-EAST-1A,x86_64"))
+    assert [(r.id, r.usd_per_hour, r.spot_usd_per_hour, r.region) for r in res.rows] == [
+        ("aws-g5-xlarge", 1.006, 0.4, "us-east-1")]
+
+
+def test_rows_of_one_instance_in_two_zones_are_still_read(tmp_path: Path) -> None:
+    # another zone is another key: the region's on-demand price is the lower, 0.9 (us-east-1b)
+    res = import_file(_aws(tmp_path, _G5, "g5.xlarge,A10G,1,4,16,,0.9,0.3,US-EAST-1,us-east-1b,x86_64"))
+    assert [(r.usd_per_hour, r.spot_usd_per_hour) for r in res.rows] == [(0.9, 0.3)]
+
+
+# -- M5: an instance type left out, as written -------------------------------------------------------------------
+
+def test_an_instance_left_out_is_quoted_as_written_and_not_counted_as_lowered(tmp_path: Path) -> None:
+    path = _aws(tmp_path, _G5, '"=HYPERLINK(""X"")",A10G,1,8,32,x,1.212,0.5,us-east-1,us-east-1a,x86_64')
+    code, text = _run("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 0, text
+    assert "'=HYPERLINK(\"X\")' holds '='" in text and "(line 3: =HYPERLINK(\"X\"))" in text, text
+    assert '=hyperlink("x")' not in text, text  # never lower-cased (the id, aws-hyperlink-x, is an id)
+    # the row was left out, so nothing was written in lower case
+    assert "instance type in upper case written in lower case" not in text, text
+
+
+def test_an_instance_with_an_escape_is_shown_as_written(tmp_path: Path) -> None:
+    res = import_file(_aws(tmp_path, _G5, "g5.\x1b[2Jx,A10G,1,8,32,x,1.212,0.5,us-east-1,us-east-1a,x86_64"))
+    assert [r.id for r in res.rows] == ["aws-g5-xlarge"]
+    assert "g5.\x1b[2Jx" in res.skipped and "g5.\x1b[2jx" not in res.skipped, res.skipped
+    assert res.instance_case_lines == []
+
+
+def test_an_upper_case_instance_kept_is_still_counted(tmp_path: Path) -> None:
+    # the control: G5.XLARGE on line 2 is kept as g5.xlarge, so its line is counted; the left-out one on line 3 not
+    res = import_file(_aws(tmp_path, _G5.replace("g5.xlarge", "G5.XLARGE"),
+                           "G6.=X,L4,1,8,32,x,1.212,0.5,us-east-1,us-east-1a,x86_64"))
+    assert [r.instance for r in res.rows] == ["g5.xlarge"]
+    assert res.instance_case_lines == ["2"]
+    assert "G6.=X" in res.skipped and "'G6.=X'" in res.skipped["G6.=X"], res.skipped

@@ -1,9 +1,12 @@
-"""Issue 28, hostile pass 19X: findings N4 and M5 of report h19b, all in planner catalog import-skypilot.
+"""Issue 28, hostile pass 19X: findings N4, M4 and M5 of report h19b, all in planner catalog import-skypilot.
 
 - N4: two rows of one instance type and zone whose Region, AcceleratorName or AvailabilityZone differ only in case
   ('US-EAST-1' and 'us-east-1', 'a10g' and 'A10G', 'US-EAST-1A') and whose prices differ are refused as two rows of
   one key are, rather than the cheaper written; with the same figures they count once
   (planner.catalog.skypilot._check_duplicates, _as_read).
+- M4: a --region that names no region of the file gets a close match among the file's regions, is told it is an
+  availability zone (with its region), or that --region takes one region, not a list
+  (planner.catalog.import_summary.region_note); a --region of the file gets no such line.
 - M5: an instance type left out is quoted as the file writes it ('=HYPERLINK("X")', 'g5.\\x1b[2Jx'), not lower-cased,
   and only rows kept count in "instance type in upper case written in lower case"
   (planner.catalog.skypilot.instance_key, _row_refused, _case_lines).
@@ -16,6 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from planner.catalog.import_summary import region_note
 from planner.catalog.skypilot import ImportProblem, import_file
 from planner.cli.main import main
 
@@ -104,3 +108,34 @@ def test_an_upper_case_instance_kept_is_still_counted(tmp_path: Path) -> None:
     assert [r.instance for r in res.rows] == ["g5.xlarge"]
     assert res.instance_case_lines == ["2"]
     assert "G6.=X" in res.skipped and "'G6.=X'" in res.skipped["G6.=X"], res.skipped
+
+
+# -- M4: --region naming no region of the file --------------------------------------------------------------------
+
+@pytest.mark.parametrize("given, said", [
+    ("us-est-1", "--region 'us-est-1' is no region of the file; did you mean --region us-east-1?"),
+    ("us-east-1a", "--region 'us-east-1a' is no region of the file: it is an availability zone of region us-east-1, "
+                   "and --region takes a region; give --region us-east-1."),
+    ("us-east-1,us-west-2", "--region 'us-east-1,us-west-2' is no region of the file: --region takes one region, not "
+                            "a list; import once per region (e.g. --region us-east-1)."),
+])
+def test_a_region_of_no_row_gets_a_hint(tmp_path: Path, given: str, said: str) -> None:
+    path = _aws(tmp_path, _G5)
+    code, text = _run("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"), "--region", given)
+    assert code == 2, text
+    flat = " ".join(text.split())  # the summary lines are wrapped to the terminal's width
+    assert said in flat, text
+    assert f"cloud.yaml. {path}: {said}" in flat, text  # the error's hint: the same, naming the file
+
+
+def test_region_note_lists_the_regions_when_none_is_close() -> None:
+    zones = {f"{r}a": r for r in ("us-east-1", "us-west-2")}
+    assert region_note("eu-central-1", "eu-central-1", zones) == \
+        "--region 'eu-central-1' is no region of the file (its regions: us-east-1, us-west-2)."
+    assert region_note("us-west-2", "us-west-2", zones) is None  # a region of the file: nothing to say
+    assert region_note("x", "x", {}) is None  # a file with no rows: the import says so itself
+
+
+def test_a_region_of_the_file_gets_no_note(tmp_path: Path) -> None:
+    res = import_file(_aws(tmp_path, _G5), region="US-EAST-1")  # matched as written: us-east-1
+    assert [r.region for r in res.rows] == ["us-east-1"] and res.region_note is None

@@ -80,7 +80,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
-from planner.catalog.import_summary import left_out_lines
+from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, read_rows)
 from planner.core.names import unsafe_problem
@@ -153,6 +153,9 @@ class ImportResult:
     instance_case_lines: list[str] = field(default_factory=list)
     #: the UTF-8 bytes the rows take in an overlay at the least (:func:`entry_bytes`)
     entry_bytes: int = 0
+    #: why the ``region`` given names no region of the file, with what to give instead (h19b M4); None when it
+    #: names one, or none was given (planner.catalog.import_summary.region_note)
+    region_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -455,6 +458,9 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
     result.instance_case_lines = _case_lines(provider, rows, {r.instance for r in result.rows})
+    if region is not None:
+        held = {(r.get("AvailabilityZone") or "").strip(): region_case(provider, r["Region"].strip()) for r in rows}
+        result.region_note = region_note(region.strip(), region_case(provider, region.strip()), held)
     _check_ids(path, result.rows, lines, spelled)
     return result
 

@@ -1,4 +1,4 @@
-"""Issue 28, hostile pass 19X: findings N4, M4 and M5 of report h19b, all in planner catalog import-skypilot.
+"""Issue 28, hostile pass 19X: findings N4, M4, M5 and M6 of report h19b, all in planner catalog import-skypilot.
 
 - N4: two rows of one instance type and zone whose Region, AcceleratorName or AvailabilityZone differ only in case
   ('US-EAST-1' and 'us-east-1', 'a10g' and 'A10G', 'US-EAST-1A') and whose prices differ are refused as two rows of
@@ -10,6 +10,10 @@
 - M5: an instance type left out is quoted as the file writes it ('=HYPERLINK("X")', 'g5.\\x1b[2Jx'), not lower-cased,
   and only rows kept count in "instance type in upper case written in lower case"
   (planner.catalog.skypilot.instance_key, _row_refused, _case_lines).
+- M6: a region holding U+009B is told it holds a control character (no "U+009B a character ... a lookalike"); a
+  character without a Unicode name is named by its kind; a file over 32 MiB gets one hint; a file starting with a
+  UTF-16 or UTF-32 byte order mark is told so, with a hint to save it as UTF-8
+  (planner.catalog.skypilot_csv._check_utf16).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import pytest
 from click.testing import CliRunner
 
 from planner.catalog.import_summary import region_note
-from planner.catalog.skypilot import ImportProblem, import_file
+from planner.catalog.skypilot import ImportProblem, _first_foreign, import_file
+from planner.catalog.skypilot_csv import MAX_CSV_BYTES
 from planner.cli.main import main
 
 _HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
@@ -139,3 +144,53 @@ def test_region_note_lists_the_regions_when_none_is_close() -> None:
 def test_a_region_of_the_file_gets_no_note(tmp_path: Path) -> None:
     res = import_file(_aws(tmp_path, _G5), region="US-EAST-1")  # matched as written: us-east-1
     assert [r.region for r in res.rows] == ["us-east-1"] and res.region_note is None
+
+
+# -- M6: wording -------------------------------------------------------------------------------------------------
+
+def test_a_c1_control_in_a_region_is_named_as_a_control(tmp_path: Path) -> None:
+    res = import_file(_aws(tmp_path, _G5, "g6.xlarge,L4,1,4,16,,0.8,0.4,us-east-1\x9b,us-east-1a,x86_64"))
+    why = res.skipped["g6.xlarge"]
+    assert "holds the control character U+009B" in why, why
+    assert "a character, not ASCII" not in why and "lookalike" not in why, why
+
+
+def test_a_character_without_a_name_is_named_by_its_kind() -> None:
+    assert _first_foreign("us-east-1\x9b") == "U+009B (a C1 control character)"
+    assert _first_foreign("us-east-1\ue000") == "U+E000 (a private-use character)"
+    assert _first_foreign("us-\uff45ast-1") == "U+FF45 FULLWIDTH LATIN SMALL LETTER E"  # named ones as before
+    assert _first_foreign("us-east-1") is None
+
+
+def test_a_file_over_32_mib_gets_one_hint(tmp_path: Path) -> None:
+    path = _aws(tmp_path)
+    with open(path, "r+b") as fh:  # sparse: one byte past the cap without writing 32 MiB
+        fh.truncate(MAX_CSV_BYTES + 1)
+    code, text = _run("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2, text
+    assert "is larger than 32 MiB" in text, text
+    assert text.count("vms.csv itself") + text.count("Give a SkyPilot vms.csv") == 1, text
+
+
+@pytest.mark.parametrize("encoding, bom, name", [
+    ("utf-16-le", b"\xff\xfe", "UTF-16 (little-endian)"),
+    ("utf-16-be", b"\xfe\xff", "UTF-16 (big-endian)"),
+    ("utf-32-le", b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+])
+def test_a_utf16_file_is_told_its_byte_order_mark(tmp_path: Path, encoding: str, bom: bytes, name: str) -> None:
+    path = _aws(tmp_path)
+    path.write_bytes(bom + f"{_HEADER}\n{_G5}\n".encode(encoding))
+    with pytest.raises(ImportProblem) as e:
+        import_file(path)
+    shown = " ".join(f"0x{b:02x}" for b in bom)
+    assert str(e.value) == (f"{path}: line 1: not UTF-8: it starts with the {name} byte order mark ({shown}), so it "
+                            f"is a {name.split(' ')[0]} text file")
+    assert e.value.hint is not None and e.value.hint.startswith("Save it as UTF-8"), e.value.hint
+
+
+def test_other_bytes_that_are_not_utf8_are_told_as_before(tmp_path: Path) -> None:
+    path = _aws(tmp_path)
+    path.write_bytes(f"{_HEADER}\n".encode() + b"g5.xlarge\xff,A10G\n")
+    with pytest.raises(ImportProblem) as e:
+        import_file(path)
+    assert str(e.value) == f"{path}: line 2: not UTF-8 (byte 0xff); save it as UTF-8"

@@ -64,7 +64,7 @@ with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly 
 bounds). Numbers are written so the loader reads them back (:func:`yaml_float`). A whole file is refused with one
 line naming the file (and the line and column where it applies, :class:`ImportProblem`): a file over
 :data:`MAX_CSV_BYTES` (read once, :func:`planner.core.infile.read_input`; a UTF-8 byte order mark allowed) or
-not UTF-8, a device, named pipe or socket (refused unread), a lone
+not UTF-8 (a UTF-16 or UTF-32 byte order mark named), a device, named pipe or socket (refused unread), a lone
 carriage return inside a line, two rows of one instance and zone with different figures, the v7 RunPod layout
 (GpuInfo a bare name before ``Region``, ``MemoryGiB`` the GPU's memory), and a file of a cloud the importer
 does not read (its directory names another SkyPilot cloud, or its header matches no provider's layout).
@@ -704,16 +704,32 @@ def _regular_spot(zs: Sequence[_Zone]) -> float:
 def _foreign_region(region: str) -> str:
     """Why a region holding a character other than ASCII is not imported: the clouds name regions in ASCII
     (us-east-1, us-central1, eastus), so 'us-\u0435ast-1' (Cyrillic 'е') is a lookalike, which would pass as
-    a US region and be listed under a name no cloud has."""
+    a US region and be listed under a name no cloud has; a control character (C1's U+009B) is said as one
+    (planner.core.names.unsafe_problem), not as a lookalike (h19b M6)."""
+    why = unsafe_problem(region)
+    if why:
+        return f"the region {_quoted(region)} {why}"
     return (f"the region {_quoted(region)} holds {_first_foreign(region)}, not ASCII as the clouds' regions are (a "
             "lookalike of another region)")
 
 
+#: What a character without a Unicode name is, by its general category (unicodedata.name knows none of these).
+_UNNAMED = {"Cc": "a control character", "Cn": "an unassigned code point", "Co": "a private-use character",
+            "Cs": "a lone surrogate"}
+
+
 def _first_foreign(text: str) -> str | None:
-    """The first character of ``text`` outside ASCII, as 'U+FF21 FULLWIDTH LATIN CAPITAL LETTER A'; None when
-    there is none."""
+    """The first character of ``text`` outside ASCII, as 'U+FF21 FULLWIDTH LATIN CAPITAL LETTER A', or for one
+    without a name as 'U+009B (a C1 control character)'; None when there is none."""
     c = next((c for c in text if not c.isascii()), None)
-    return None if c is None else f"U+{ord(c):04X} {unicodedata.name(c, 'a character')}"
+    if c is None:
+        return None
+    name = unicodedata.name(c, "")
+    if name:
+        return f"U+{ord(c):04X} {name}"
+    kind = "a C1 control character" if 0x80 <= ord(c) <= 0x9F else \
+        _UNNAMED.get(unicodedata.category(c), "a character without a Unicode name")
+    return f"U+{ord(c):04X} ({kind})"
 
 
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],

@@ -1,6 +1,7 @@
 """What a SkyPilot import left out or read otherwise, said in a few lines (planner catalog import-skypilot):
 counts by reason with the first rows (:func:`left_out_lines`), and the rows whose figures were read as no spot
-offer or whose region was written in lower case (:func:`noted_lines`)."""
+offer or whose region was written in lower case (:func:`noted_lines`), and a ``--region`` that names none of
+the file's regions (:func:`region_note`)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,37 @@ def noted_lines(counted: Sequence[tuple[Sequence[str], str]], *, shown: int = 5)
             first = ", ".join(lines[:shown]) + (", ..." if len(lines) > shown else "")
             out.append(f"{what}: {len(lines)} row(s) (line {first})")
     return out
+
+
+def region_note(given: str, cased: str, zones: Mapping[str, str]) -> str | None:
+    """Why ``--region`` (``given``; ``cased``, as the rows are written) names no region of a file whose rows give
+    ``zones`` (zone, or '' for a file without zones -> its region, each as written to the overlay), with what to
+    give instead; None when it is one of them (h19b M4). Told for an availability zone ('us-east-1a', of region
+    us-east-1), a list ('us-east-1,us-west-2': --region takes one region), and otherwise with the file's regions
+    closest to it (planner.core.errors.close_matches) or, where none is close, the first few of them."""
+    from planner.core.errors import close_matches
+
+    regions = sorted(set(zones.values()))
+    if not regions or cased in regions:
+        return None
+    said = f"--region {given!r} is no region of the file"
+    zone = next((r for z, r in zones.items() if z and z.lower() == cased.lower()), None)
+    if zone is not None:
+        return (f"{said}: it is an availability zone of region {zone}, and --region takes a region; give "
+                f"--region {zone}.")
+    parts = [p for p in re.split(r"[\s,;]+", cased) if p]
+    if len(parts) > 1:
+        held = [p for p in parts if p in regions]
+        which = f"e.g. --region {held[0]}" if held else f"the file's regions: {_listed(regions)}"
+        return f"{said}: --region takes one region, not a list; import once per region ({which})."
+    close = close_matches(cased, regions)
+    if close:
+        more = f" (or {', '.join(close[1:])})" if close[1:] else ""
+        return f"{said}; did you mean --region {close[0]}{more}?"
+    return f"{said} (its regions: {_listed(regions)})."
+
+
+def _listed(names: Sequence[str], most: int = 8) -> str:
+    """The first ``most`` of ``names``, joined by ', ', with how many more there are."""
+    more = len(names) - most
+    return ", ".join(names[:most]) + (f" and {more} more" if more > 0 else "")

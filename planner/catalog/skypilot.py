@@ -34,7 +34,8 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
   g6.xlarge: $0.8048 in us-east-1, us-east-2 and us-west-2) go to the region with the lowest
   spot price of its regular zones (us-east-2, $0.2599: the same on-demand bill, cheaper spot
   capacity), then the first by name (deterministic, whatever the file's row order). Rows that
-  repeat one instance, region and zone with the same figures count once; with different figures
+  repeat one instance, region and zone with the same figures count once (compared as read: a region, zone
+  or accelerator that differs only in case is the same one, h19b N4); with different figures
   the file is refused (a vms.csv lists one row per instance type and zone, so a conflict means a
   damaged or hand-edited file, and neither figure can be trusted);
 * spot: zones whose spot price is below on-demand (a spot price no lower than on-demand is no
@@ -63,10 +64,10 @@ with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly 
 bounds). Numbers are written so the loader reads them back (:func:`yaml_float`). A whole file is refused with one
 line naming the file (and the line and column where it applies, :class:`ImportProblem`): a file over
 :data:`MAX_CSV_BYTES` (read once, :func:`planner.core.infile.read_input`; a UTF-8 byte order mark allowed) or
-not UTF-8, a device, named pipe or socket (refused unread), a lone carriage return inside a line, two rows of
-one instance and zone with different figures, the v7 RunPod layout (GpuInfo a bare name before ``Region``,
-``MemoryGiB`` the GPU's memory), and a file of a cloud the importer does not read (its directory names another
-SkyPilot cloud, or its header matches no provider's layout).
+not UTF-8 (a UTF-16 or UTF-32 byte order mark named), a device, named pipe or socket (refused unread), a lone
+carriage return inside a line, two rows of one instance and zone with different figures, the v7 RunPod layout
+(GpuInfo a bare name before ``Region``, ``MemoryGiB`` the GPU's memory), and a file of a cloud the importer
+does not read (its directory names another SkyPilot cloud, or its header matches no provider's layout).
 """
 
 from __future__ import annotations
@@ -75,11 +76,11 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
-from planner.catalog.import_summary import left_out_lines
+from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, read_rows)
 from planner.core.names import unsafe_problem
@@ -152,6 +153,9 @@ class ImportResult:
     instance_case_lines: list[str] = field(default_factory=list)
     #: the UTF-8 bytes the rows take in an overlay at the least (:func:`entry_bytes`)
     entry_bytes: int = 0
+    #: why the ``region`` given names no region of the file, with what to give instead (h19b M4); None when it
+    #: names one, or none was given (planner.catalog.import_summary.region_note)
+    region_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -222,24 +226,40 @@ def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequen
                                 "import catalogs/v8/runpod/vms.csv instead")
 
 
+#: The columns that name a row's place: an instance type (its accelerator and count) in a region and zone.
+_KEY_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Region", "AvailabilityZone")
+
+
+def _as_read(provider: str, r: Mapping[str, str]) -> dict[str, str]:
+    """A row's values as the import reads them, to compare two rows (h19b N4): the instance type as
+    :func:`instance_key` groups it, the accelerator case-blind (as :func:`gpu_id` matches it), the region in the
+    cloud's case (planner.catalog.cloud.region_case), the zone in lower case; other columns as written."""
+    out = {k: v for k, v in r.items() if k != "_line"}
+    got = {c: (r.get(c) or "").strip() for c in _KEY_COLUMNS}
+    out.update({"InstanceType": instance_key(provider, got["InstanceType"]),
+                "AcceleratorName": got["AcceleratorName"].lower(), "AcceleratorCount": got["AcceleratorCount"],
+                "Region": region_case(provider, got["Region"]), "AvailabilityZone": got["AvailabilityZone"].lower()})
+    return out
+
+
 def _check_duplicates(path: Path, provider: str, rows: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
-    """The rows with exact repeats of one (instance, accelerator, region, zone) dropped; refuses two
-    rows of one key with different figures (the module docstring)."""
-    seen: dict[tuple[str, ...], Mapping[str, str]] = {}
+    """The rows with repeats of one (instance, accelerator, region, zone) with the same figures dropped; refuses
+    two rows of one key with different figures (the module docstring). Rows are compared as the import reads
+    them (:func:`_as_read`): 'US-EAST-1' and 'us-east-1', 'A10G' and 'a10g' are one region, one GPU."""
+    seen: dict[tuple[str, ...], tuple[Mapping[str, str], dict[str, str]]] = {}
     out = []
     for r in rows:
-        key = tuple((r.get(c) or "").strip() for c in ("InstanceType", "AcceleratorName", "AcceleratorCount",
-                                                        "Region", "AvailabilityZone"))
-        figures = {k: v for k, v in r.items() if k != "_line"}
-        first = seen.get(key)
-        if first is None:
-            seen[key] = r
+        figures = _as_read(provider, r)
+        key = tuple(figures[c] for c in _KEY_COLUMNS)
+        if key not in seen:
+            seen[key] = (r, figures)
             out.append(r)
             continue
-        if {k: v for k, v in first.items() if k != "_line"} == figures:
+        first, first_figures = seen[key]
+        if first_figures == figures:
             continue  # the same row twice: one row
-        diff = next(k for k in figures if (first.get(k) or "") != (figures.get(k) or ""))
-        what = key[0] or f"the {key[1]} x{key[2]} GPU row"
+        diff = next(k for k in figures if first_figures.get(k, "") != figures.get(k, ""))
+        what = key[0] or f"the {(r.get('AcceleratorName') or '').strip()} x{key[2]} GPU row"
         zone = f" zone {key[4]}" if key[4] else ""
         raise ImportProblem(f"{path}: lines {first['_line']} and {r['_line']}, column {diff}: two rows for {what} in "
                             f"{key[3]}{zone} give {_quoted(first.get(diff) or '')} and {_quoted(r.get(diff) or '')}; a "
@@ -277,18 +297,23 @@ def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str) -> str
 LOWER_CASE_INSTANCES = frozenset({"aws", "gcp"})
 
 
-def _lower_instances(provider: str, rows: list[dict[str, str]]) -> list[str]:
-    """Lower-case the InstanceType of ``rows`` (in place) for a cloud of :data:`LOWER_CASE_INSTANCES`, as regions
-    are (h18b #9: 'G5.2XLARGE' was written as is); the CSV lines changed, for the import's note."""
-    if provider not in LOWER_CASE_INSTANCES:
-        return []
-    changed = []
+def instance_key(provider: str, instance: str) -> str:
+    """``instance`` as the overlay writes it: in lower case for a cloud of :data:`LOWER_CASE_INSTANCES` (h18b #9:
+    'G5.2XLARGE' was written as is), as written otherwise. The rows of one instance type are grouped by it; a
+    message about an instance type left out quotes it as the file writes it (h19b M5)."""
+    return instance.lower() if provider in LOWER_CASE_INSTANCES else instance
+
+
+def _case_lines(provider: str, rows: Iterable[Mapping[str, str]], kept: set[str]) -> list[str]:
+    """The CSV lines of ``rows`` whose instance type, one of ``kept`` (as :func:`instance_key` gives it), the
+    overlay writes in lower case though the file has upper-case letters in it (a row left out is not counted)."""
+    out = []
     for r in rows:
-        inst = r.get("InstanceType") or ""
-        if inst != inst.lower():
-            r["InstanceType"] = inst.lower()
-            changed.append(str(r["_line"]))
-    return changed
+        inst = (r.get("InstanceType") or "").strip()
+        key = instance_key(provider, inst)
+        if key != inst and key in kept:
+            out.append(str(r["_line"]))
+    return out
 
 
 def slug(provider: str, instance: str) -> str:
@@ -313,7 +338,7 @@ def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, 
 
     def seen(r: dict[str, str], line: int) -> None:
         nonlocal total
-        inst = (r.get("InstanceType") or "").strip()
+        inst = instance_key(provider, (r.get("InstanceType") or "").strip())
         if not inst or inst in counted:
             return
         if provider == "gcp":
@@ -395,45 +420,115 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     # rows that cannot be read: left out, with every row of their instance type (refused rather than priced
     # from the rows that remain)
     bad: dict[str, str] = {}
+    spelled: dict[str, str] = {}  # instance_key -> the instance type as the file first writes it (h19b M5)
     for r in rows:
         if "_bad" in r:
             inst = (r.get("InstanceType") or "").strip()
-            key = inst if inst and not unsafe_problem(inst) else f"the row on line {r['_line']}"
+            key = spelled.setdefault(instance_key(provider, inst), inst) if inst and not unsafe_problem(inst) \
+                else f"the row on line {r['_line']}"
             bad.setdefault(key, r["_bad"])
-    instance_case_lines = _lower_instances(provider, rows := [r for r in rows if "_bad" not in r])
+    rows = [r for r in rows if "_bad" not in r]
     _check_layout(path, provider, header, rows)
     rows = _check_duplicates(path, provider, rows)
+    result = ImportResult()
+    zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled)
+    for inst in sorted(no_gpu):
+        result.skipped.setdefault(spelled.setdefault(instance_key(provider, inst), inst), "no GPU")
+    for key, zs in zones.items():
+        shown = spelled[key]
+        result.skipped.pop(shown, None)
+        if shown in bad:
+            continue
+        row = _pick(provider, key, zs, meta[key], region)
+        if isinstance(row, str):
+            result.skipped[shown] = row
+            continue
+        why = _row_refused(row, shown, check_rows)
+        if why is not None:
+            result.skipped[shown] = f"line {lines[key]}: {why}"
+            continue
+        result.rows.append(row)
+        result.entry_bytes += entry_bytes(row, source=source, as_of=as_of)
+        if result.entry_bytes > cap:
+            raise ImportProblem(
+                f"{path}: the overlay would be over {cap:,} bytes ({cap / 2**20:g} MiB, the most the catalog "
+                f"loader reads in one file) already with the {len(result.rows):,} instance types kept up to line "
+                f"{lines[key]}; a SkyPilot vms.csv gives a few hundred GPU instance "
+                "types, so check that this is one, or split it")
+    result.skipped.update(bad)
+    result.rows.sort(key=lambda x: x.id)
+    result.instance_case_lines = _case_lines(provider, rows, {r.instance for r in result.rows})
+    if region is not None:
+        held = {(r.get("AvailabilityZone") or "").strip(): region_case(provider, r["Region"].strip()) for r in rows}
+        result.region_note = region_note(region.strip(), region_case(provider, region.strip()), held)
+    _check_ids(path, result.rows, lines, spelled)
+    return result
+
+
+def _row_refused(row: Imported, shown: str, check_rows: bool) -> str | None:
+    """Why ``row`` is left out (:func:`_imported_problem`, and with ``check_rows`` :func:`_loader_problem`), or
+    None; said of the instance type as the file writes it (``shown``: '=HYPERLINK("X")', not the lower-case
+    '=hyperlink("x")' the overlay would have written, h19b M5)."""
+    why = _imported_problem(row) or (_loader_problem(row) if check_rows else None)
+    if why is None or shown == row.instance:
+        return why
+    written = replace(row, instance=shown)
+    return _imported_problem(written) or (_loader_problem(written) if check_rows else None) or why
+
+
+def _check_ids(path: Path, rows: Sequence[Imported], lines: Mapping[str, str], spelled: Mapping[str, str]) -> None:
+    """Refuse two instance types kept that give one catalog id ('gpu_1x_h100_pcie' and 'GPU_1X_H100_PCIE' of a
+    cloud whose instance types mix cases): neither can be chosen."""
+    first: dict[str, Imported] = {}
+    for row in rows:
+        other = first.setdefault(row.id, row)
+        if other is not row:
+            a, b = sorted((other, row), key=lambda x: int(lines[x.instance]))
+            at = f"{lines[a.instance]} and {lines[b.instance]}"
+            raise ImportProblem(f"{path}: lines {at}: the instance types {_quoted(spelled[a.instance])} and "
+                                f"{_quoted(spelled[b.instance])} both give the catalog id {row.id} (lower case, each "
+                                "run of other characters than a-z and 0-9 as '-'), so one would replace the other",
+                                hint=f"Remove or rename one of the two rows (lines {at}), then import the file again.")
+
+
+def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult, gpu_ids: Iterable[str] | None,
+           spelled: dict[str, str]) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]],
+           dict[str, str]]:
+    """Each instance type's zones (:class:`_Zone`), its (GPU id, count, vCPUs, memory) and first CSV line, keyed by
+    :func:`instance_key`; a row that prices nothing is told in ``result.skipped`` under the instance type as the
+    file first writes it (``spelled``, filled here)."""
     known = set(gpu_ids) if gpu_ids is not None else None
-    result = ImportResult(instance_case_lines=instance_case_lines)
     zones: dict[str, list[_Zone]] = {}
     meta: dict[str, tuple[str, int, int, float]] = {}
     lines: dict[str, str] = {}  # an instance type's first row
     gpu_rows = _gcp_gpu_rows(rows, result) if provider == "gcp" else {}
     for r in rows:
-        inst = (r.get("InstanceType") or "").strip()
-        if not inst:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
+        raw = (r.get("InstanceType") or "").strip()
+        if not raw:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
             if provider != "gcp" or not (r.get("AcceleratorName") or "").strip():
                 result.skipped.setdefault(f"the row on line {r['_line']}",
                                           f"line {r['_line']}: no InstanceType (empty), so no instance to name")
             continue
+        inst = instance_key(provider, raw)
+        shown = spelled.setdefault(inst, raw)
         if provider == "gcp":
             if inst not in GCP_MACHINES:
-                result.skipped.setdefault(inst, "no GPU (not a GCP accelerator machine type)")
+                result.skipped.setdefault(shown, "no GPU (not a GCP accelerator machine type)")
                 continue
             acc, count = GCP_MACHINES[inst]
         else:
             acc = (r.get("AcceleratorName") or "").strip()
             given = _num(r.get("AcceleratorCount")) or 0.0
             if acc and 0 < given != int(given):
-                result.skipped.setdefault(inst, f"a fraction ({given:g}) of one {acc}, not a whole GPU")
+                result.skipped.setdefault(shown, f"a fraction ({given:g}) of one {acc}, not a whole GPU")
                 continue
             count = int(given)
             if not acc or count <= 0:
-                result.skipped.setdefault(inst, "no GPU")
+                result.skipped.setdefault(shown, "no GPU")
                 continue
         gid = gpu_id(provider, inst, acc, r.get("GpuInfo") or "")
         if gid is None or (known is not None and gid not in known):
-            result.skipped.setdefault(inst, f"GPU {_quoted(acc)} has no gpus.yaml entry")
+            result.skipped.setdefault(shown, f"GPU {_quoted(acc)} has no gpus.yaml entry")
             continue
         price, spot = _num(r["Price"]), _spot(r, result)
         zone = (r.get("AvailabilityZone") or "").strip()
@@ -451,51 +546,17 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             price = round(price + g_price, 6) if price else None
         if price is not None and price < MIN_USD_PER_HOUR and (price > 0 or _NONZERO.match(r["Price"].strip())):
             # '4.9e-324', or '1e-400', which float() reads as 0: a price below any real one, said as written
-            result.skipped.setdefault(inst, f"an on-demand price of {_quoted(r['Price'].strip())} USD/h, less than any "
-                                            f"real hourly price (at least {MIN_USD_PER_HOUR:g} USD/h)")
+            result.skipped.setdefault(shown, f"an on-demand price of {_quoted(r['Price'].strip())} USD/h, less than "
+                                             f"any real hourly price (at least {MIN_USD_PER_HOUR:g} USD/h)")
             continue
         if not price:
-            result.skipped.setdefault(inst, "no on-demand price (0 or empty)")
+            result.skipped.setdefault(shown, "no on-demand price (0 or empty)")
             continue
         meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
         lines.setdefault(inst, r["_line"])
         zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result), zone, price, spot, parts,
                                                 spot_parts))
-    for inst in sorted(no_gpu):
-        result.skipped.setdefault(inst, "no GPU")
-    for inst, zs in zones.items():
-        result.skipped.pop(inst, None)
-        if inst in bad:
-            continue
-        row = _pick(provider, inst, zs, meta[inst], region)
-        if isinstance(row, str):
-            result.skipped[inst] = row
-        elif _imported_problem(row) is not None:
-            result.skipped[inst] = f"line {lines[inst]}: {_imported_problem(row)}"
-        elif check_rows and _loader_problem(row) is not None:
-            result.skipped[inst] = f"line {lines[inst]}: {_loader_problem(row)}"
-        else:
-            result.rows.append(row)
-            result.entry_bytes += entry_bytes(row, source=source, as_of=as_of)
-            if result.entry_bytes > cap:
-                raise ImportProblem(
-                    f"{path}: the overlay would be over {cap:,} bytes ({cap / 2**20:g} MiB, the most the catalog "
-                    f"loader reads in one file) already with the {len(result.rows):,} instance types kept up to line "
-                    f"{lines[inst]}; a SkyPilot vms.csv gives a few hundred GPU instance "
-                    "types, so check that this is one, or split it")
-    result.skipped.update(bad)
-    result.rows.sort(key=lambda x: x.id)
-    first: dict[str, Imported] = {}
-    for row in result.rows:  # 'gpu_1x_h100_pcie' and 'GPU_1X_H100_PCIE' give one id: neither can be chosen
-        other = first.setdefault(row.id, row)
-        if other is not row:
-            a, b = sorted((other, row), key=lambda x: int(lines[x.instance]))
-            at = f"{lines[a.instance]} and {lines[b.instance]}"
-            raise ImportProblem(f"{path}: lines {at}: the instance types {_quoted(a.instance)} and "
-                                f"{_quoted(b.instance)} both give the catalog id {row.id} (lower case, each run of "
-                                "other characters than a-z and 0-9 as '-'), so one would replace the other",
-                                hint=f"Remove or rename one of the two rows (lines {at}), then import the file again.")
-    return result
+    return zones, meta, lines
 
 
 def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult) -> dict[tuple[str, int, str, str],
@@ -643,16 +704,32 @@ def _regular_spot(zs: Sequence[_Zone]) -> float:
 def _foreign_region(region: str) -> str:
     """Why a region holding a character other than ASCII is not imported: the clouds name regions in ASCII
     (us-east-1, us-central1, eastus), so 'us-\u0435ast-1' (Cyrillic 'е') is a lookalike, which would pass as
-    a US region and be listed under a name no cloud has."""
+    a US region and be listed under a name no cloud has; a control character (C1's U+009B) is said as one
+    (planner.core.names.unsafe_problem), not as a lookalike (h19b M6)."""
+    why = unsafe_problem(region)
+    if why:
+        return f"the region {_quoted(region)} {why}"
     return (f"the region {_quoted(region)} holds {_first_foreign(region)}, not ASCII as the clouds' regions are (a "
             "lookalike of another region)")
 
 
+#: What a character without a Unicode name is, by its general category (unicodedata.name knows none of these).
+_UNNAMED = {"Cc": "a control character", "Cn": "an unassigned code point", "Co": "a private-use character",
+            "Cs": "a lone surrogate"}
+
+
 def _first_foreign(text: str) -> str | None:
-    """The first character of ``text`` outside ASCII, as 'U+FF21 FULLWIDTH LATIN CAPITAL LETTER A'; None when
-    there is none."""
+    """The first character of ``text`` outside ASCII, as 'U+FF21 FULLWIDTH LATIN CAPITAL LETTER A', or for one
+    without a name as 'U+009B (a C1 control character)'; None when there is none."""
     c = next((c for c in text if not c.isascii()), None)
-    return None if c is None else f"U+{ord(c):04X} {unicodedata.name(c, 'a character')}"
+    if c is None:
+        return None
+    name = unicodedata.name(c, "")
+    if name:
+        return f"U+{ord(c):04X} {name}"
+    kind = "a C1 control character" if 0x80 <= ord(c) <= 0x9F else \
+        _UNNAMED.get(unicodedata.category(c), "a character without a Unicode name")
+    return f"U+{ord(c):04X} ({kind})"
 
 
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],

@@ -76,8 +76,10 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
     except FileProblem as exc:
         if exc.problem.startswith(("is ", "holds more")) and "bytes" in exc.problem:
             raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot "
-                                "vms.csv (the largest is a few MiB); give the provider's vms.csv itself") from None
+                                "vms.csv (the largest is a few MiB)",
+                                hint="Give the provider's vms.csv itself (catalogs/v8/<provider>/vms.csv).") from None
         raise ImportProblem(f"{path}: {exc.problem}.", hint=exc.hint) from None
+    _check_utf16(path, data)
     try:
         text = data.decode("utf-8-sig")  # a UTF-8 byte order mark before the header is read past
     except UnicodeDecodeError as exc:
@@ -102,6 +104,28 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
                             "would split its row in two", hint=f"Remove it from line {line} (SkyPilot's vms.csv "
                             "holds none), then import the file again.")
     return _read_csv(path, text, drop_no_gpu, no_gpu, watch)
+
+
+#: Byte order marks of the other Unicode encodings a spreadsheet or editor saves text in ('Unicode Text',
+#: 'UTF-16'), longest first (UTF-32 LE's begins as UTF-16 LE's does).
+_OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+               (b"\xff\xfe", "UTF-16 (little-endian)"), (b"\xfe\xff", "UTF-16 (big-endian)"))
+
+
+def _check_utf16(path: Path, data: bytes) -> None:
+    """Refuse a file that starts with a UTF-16 or UTF-32 byte order mark, naming it (h19b M6: 'not UTF-8 (byte
+    0xff)' left the reader to guess why).
+
+    Raises:
+        ImportProblem: naming the file, line 1 and the encoding, with a hint to save the file as UTF-8.
+    """
+    for bom, name in _OTHER_BOMS:
+        if data.startswith(bom):
+            shown = " ".join(f"0x{b:02x}" for b in bom)
+            raise ImportProblem(f"{path}: line 1: not UTF-8: it starts with the {name} byte order mark ({shown}), "
+                                f"so it is a {name.split(' ')[0]} text file",
+                                hint="Save it as UTF-8 (a spreadsheet's 'CSV UTF-8', an editor's 'UTF-8' encoding), "
+                                     "or give the provider's vms.csv as SkyPilot publishes it, then import it again.")
 
 
 #: What to do about a '"' that opens a value spanning lines: SkyPilot's vms.csv quotes only GpuInfo, on one line.

@@ -476,6 +476,7 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
     from planner.core.infile import MAX_FILE_BYTES
 
     used = 0  # the overlay's bytes from the files read so far, at the least: all of them share the loader's cap
+    region_notes: list[str] = []  # a --region naming no region of a file, with what to give (h19b M4)
     for f in files:
         try:
             result = import_file(Path(f), provider=provider, region=region, gpu_ids=[g.id for g in catalog.gpus],
@@ -490,6 +491,9 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
         rows += result.rows
         rows_from += [(str(f), r) for r in result.rows]
         say(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"))
+        if result.region_note is not None:
+            region_notes.append(escape_unsafe(f"{f}: {result.region_note}"))
+            say("  " + escape_unsafe(result.region_note))
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             say("  " + escape_unsafe(line))
         for line in noted_lines(((result.no_spot_lines, "spot price 0 read as no spot offer"),
@@ -504,7 +508,8 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
     if not rows:  # an overlay of nothing would replace a good one: refused, nothing written
         raise InputError(f"no instance was kept from {', '.join(files)} (left out as listed above), so nothing was "
                          f"written to {out / 'cloud.yaml'}",
-                         hint="Check --provider and --region, and that the file lists GPUs the catalog knows.")
+                         hint=region_notes[0] if region_notes else
+                         "Check --provider and --region, and that the file lists GPUs the catalog knows.")
     seen: dict[str, str] = {}
     for f, r in rows_from:
         if r.id in seen:

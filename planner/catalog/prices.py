@@ -80,7 +80,9 @@ def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
     The quote adds its lines up in cents (the solver's capex is rounded to the cent and checked against
     the sum of the lines, planner.solve.solver.choose), so a price with a fraction of a cent (0.005,
     250.005) is refused rather than rounded one way in one sum and the other way in the other. A
-    difference below 10^-6 USD is the float's own (0.1 + 0.2 from the API) and is not refused.
+    difference below 10^-6 USD is the float's own (0.1 + 0.2 from the API) and is not refused; but digits
+    written beyond what a float holds (``249.999999999999999999``, whose float is 250.0; a Decimal from the
+    API) are judged as written, and refused (h19b #1).
 
     Args:
         quantity: the line's quantity (a scenario's extras): the hint then offers the price of the lot.
@@ -91,6 +93,8 @@ def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
     raw = e.data.get(k)  # as given: a Decimal from the API, a NotWhole keeping its text
     text = e.written(k) or (str(raw) if isinstance(raw, Decimal) else getattr(raw, "text", None))
     exact = _as_written(text)
+    if exact is not None and math.isfinite(usd) and exact == Decimal(repr(float(usd))):
+        exact = None  # digits a float holds ('0.30000000000000004', 0.1 + 0.2 written out): the float's own error
     if exact is not None:  # the digits given, not the float they round to (h19b #1): 249.999999999999999999
         cents_exact = exact * 100
         if cents_exact == cents_exact.to_integral_value():

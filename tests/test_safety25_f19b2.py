@@ -6,7 +6,8 @@ reads gets planner's line too); M2 (a byte that was not UTF-8 in an option value
 planner's and click's lines); M3 (every choice option refuses with close matches in planner's form; range
 options, a directory given for a file and a file given for a directory in planner's words); M7 (an id the
 catalog overlay removed gets the removal's file and line, not "Did you mean" another id, for --gpu, --model, the
-API's gpu= and model= and a scenario's model).
+API's gpu= and model= and a scenario's model); M8 (a config.json key written null is said to be null at its
+line; architectures must be a list of class-name texts).
 """
 
 from __future__ import annotations
@@ -215,3 +216,39 @@ def test_a_gpu_removal_says_nothing_of_a_model_of_that_id(tmp_path: Path) -> Non
     assert removal_hint(removed, "x", "models.yaml") is None
     assert removal_hint(removed, "x", "gpus.yaml") == ("The catalog overlay removes it (o/gpus.yaml:3): drop the "
                                                         "removal there, or the id here.")
+
+
+_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+           "intermediate_size": 11008, "num_attention_heads": 32, "num_hidden_layers": 32,
+           "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096,
+           "torch_dtype": "float16", "rms_norm_eps": 1e-5, "tie_word_embeddings": False}
+
+
+def _config_run(tmp_path: Path, **changed: object) -> tuple[int, str]:
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps({**_CONFIG, **changed}, indent=2), encoding="utf-8")
+    return _run(["estimate", "--model", str(tmp_path / "config.json"), "--task", "infer", "--context", "2048"])
+
+
+def test_a_required_key_written_null_is_said_null_at_its_line(tmp_path: Path) -> None:
+    # M8: json.dumps(indent=2) puts one key a line after '{': architectures on 2-4, model_type 5, hidden_size 6
+    code, out = _config_run(tmp_path, hidden_size=None)
+    assert code == 2
+    assert "config.json:6: hidden_size: hidden_size is null. A llama config.json gives it as a whole number" in out
+    assert "missing" not in out
+
+
+def test_architectures_must_be_a_list_of_class_names(tmp_path: Path) -> None:
+    # M8: Transformers writes a list of str (PretrainedConfig.architectures); '"architectures": [1]' at line 2
+    code, out = _config_run(tmp_path, architectures=[1])
+    assert code == 2
+    assert "config.json:2: architectures: architectures must be a list of class names" in out
+    assert "but it holds 1." in out
+    code, out = _config_run(tmp_path, architectures="LlamaForCausalLM")
+    assert code == 2
+    assert ('architectures must be a list of class names, not the text "LlamaForCausalLM". Write it as a list: '
+            '"architectures": ["LlamaForCausalLM"].') in out
+    for fine in (None, [], ["LlamaForCausalLM"]):  # null and an empty list: Transformers' default, no class named
+        code, out = _config_run(tmp_path, architectures=fine)
+        assert code == 0, (fine, out)

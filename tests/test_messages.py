@@ -236,9 +236,10 @@ def test_fit_errors_name_the_option_the_user_typed():
     (["--task", "infer", "--concurrency", "max"],
      "Error: --concurrency: 'planner estimate' takes a whole number, not 'max'. 'planner fit' finds the largest "
      "concurrency that fits a card: planner fit --gpu ID --concurrency max (with the same other options).\n"),
-    # other values stay click's usual refusal
+    # other values: planner's line, naming what the option takes (h19b M1)
     (["--task", "train", "--micro-batch", "four"],
-     "Error: Invalid value for '--micro-batch': 'four' is not a valid integer. See 'planner estimate --help'.\n"),
+     "Error: --micro-batch: 'four' is not a whole number. --micro-batch takes a whole number written in ASCII "
+     "digits.\n"),
     # --headroom without a card names the option
     (["--task", "train", "--headroom", "0.1"],
      "Error: --headroom: --headroom applies to the fit check on a card: give --gpu ID with it. For example --gpu "

@@ -160,31 +160,32 @@ class Catalog:
 
     def gpu(self, gpu_id: str) -> Gpu:
         """The GPU with this id. Raises CatalogError with a did-you-mean when there is none."""
-        return _lookup(self.gpus, gpu_id, "GPU", "gpus.yaml")
+        return _lookup(self.gpus, gpu_id, "GPU", "gpus.yaml", self.removed)
 
     def dimm(self, dimm_id: str) -> Dimm:
         """The DIMM with this id. Raises CatalogError with a did-you-mean when there is none."""
-        return _lookup(self.dimms, dimm_id, "DIMM", "ram.yaml")
+        return _lookup(self.dimms, dimm_id, "DIMM", "ram.yaml", self.removed)
 
     def platform(self, platform_id: str) -> Platform:
         """The platform with this id. Raises CatalogError with a did-you-mean when there is none."""
-        return _lookup(self.platforms, platform_id, "platform", "platforms.yaml")
+        return _lookup(self.platforms, platform_id, "platform", "platforms.yaml", self.removed)
 
     def nic(self, nic_id: str) -> Nic:
         """The NIC with this id. Raises CatalogError with a did-you-mean when there is none."""
-        return _lookup(self.nics, nic_id, "NIC", "network.yaml")
+        return _lookup(self.nics, nic_id, "NIC", "network.yaml", self.removed)
 
     def switch(self, switch_id: str) -> Switch:
         """The switch with this id. Raises CatalogError with a did-you-mean when there is none."""
-        return _lookup(self.switches, switch_id, "switch", "network.yaml")
+        return _lookup(self.switches, switch_id, "switch", "network.yaml", self.removed)
 
     def instance(self, instance_id: str) -> CloudInstance:
         """The cloud instance with this catalog id. Raises CatalogError when there is none."""
-        return _lookup(self.instances, instance_id, "cloud instance", "cloud.yaml")
+        return _lookup(self.instances, instance_id, "cloud instance", "cloud.yaml",
+                       self.removed)
 
     def model(self, model_id: str) -> ModelEntry:
         """The model with this catalog id. Raises CatalogError with a did-you-mean when there is none."""
-        return _lookup(self.models, model_id, "model", "models.yaml")
+        return _lookup(self.models, model_id, "model", "models.yaml", self.removed)
 
     def pcie_gen(self, gen: int) -> PcieGen:
         """The PCIe generation ``gen`` (e.g. 4). Raises CatalogError when the catalog lacks it."""
@@ -214,14 +215,30 @@ def purchasable_gpus(catalog: Catalog, allowed: Iterable[str] | None = None, exc
             and (g.price_usd is not None or allow is not None or bool(g.discontinued and g.prices))]
 
 
-def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str) -> Any:
+def removal_hint(removed: Mapping[str, str], item_id: Any, file: str) -> str | None:
+    """The hint for an id the catalog overlay removed from ``file`` ('gpus.yaml': ``remove: true`` there), or None:
+    "The catalog overlay removes it (r/gpus.yaml:3): drop the removal there, or the id here." Said instead of a
+    "Did you mean" another id wherever an id is looked up (--gpu, --model, a scenario's model and constraints).
+
+    Args:
+        removed: :attr:`Catalog.removed`, id -> 'file:line' of its removal (of any kind: the file tells which).
+    """
+    where = removed.get(item_id) if isinstance(item_id, str) else None
+    if where is None or Path(where.rsplit(":", 1)[0]).name != file:
+        return None
+    return f"The catalog overlay removes it ({where}): drop the removal there, or the id here."
+
+
+def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str,
+            removed: Mapping[str, str] | None = None) -> Any:
     for item in items:
         if item.id == item_id:
             return item
     ids = [i.id for i in items]
     listing = {"gpus.yaml": "gpus", "ram.yaml": "ram", "platforms.yaml": "platforms", "network.yaml": "network",
                "cloud.yaml": "cloud", "models.yaml": "models"}[file]
-    hint = did_you_mean(str(item_id), ids, listing=listing) if ids else f"The catalog has no {file} entries."
+    hint = removal_hint(removed or {}, item_id, file) or (
+        did_you_mean(str(item_id), ids, listing=listing) if ids else f"The catalog has no {file} entries.")
     raise CatalogError(f"unknown {what} {item_id!r}", hint=hint)
 
 

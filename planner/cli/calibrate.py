@@ -15,12 +15,12 @@ from planner.core.escape import json_text
 
 
 @click.command(name="calibrate", cls=opts.BoolSpellingCommand)
-@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), callback=input_file_option,
+@click.option("--workload", "workload_file", type=opts.PathType(dir_okay=False), callback=input_file_option,
               help="Workload YAML (same keys).")
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+@click.option("--catalog", "catalog_dir", type=opts.PathType(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--steps", default=3, show_default=True, type=opts.IntRange(2, 100), help="Steps to run.")
-@click.option("--out", "calibration_file", type=click.Path(dir_okay=False), callback=out_dir_option,
+@click.option("--out", "calibration_file", type=opts.PathType(dir_okay=False), callback=out_dir_option,
               help="Calibration file to update (default $XDG_CONFIG_HOME/planner/calibration.yaml, else "
                    "~/.config/planner/calibration.yaml).")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurements as one JSON object (sizes in bytes).")

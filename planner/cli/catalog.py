@@ -192,7 +192,7 @@ def catalog_command() -> None:
 
 @catalog_command.command(name="list", hidden=True)
 @click.argument("kind", metavar="KIND", type=Kind(CATALOG_KINDS, "catalog kind"))
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+@click.option("--catalog", "catalog_dir", type=opts.PathType(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON (sizes in bytes, money in USD).")
 @handle_errors
@@ -240,7 +240,7 @@ def list_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:  # 
 
 
 @catalog_command.command(name="check")
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+@click.option("--catalog", "catalog_dir", type=opts.PathType(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--today", default=None, metavar="YYYY-MM[-DD]",
               help="Count ages from this date (default: today's date); not before the month of the "
@@ -297,17 +297,17 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
 
 
 @catalog_command.command(name="import-skypilot")
-@click.argument("files", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), callback=out_dir_option,
+@click.argument("files", metavar="FILE...", nargs=-1, required=True, type=opts.PathType(dir_okay=False))
+@click.option("--out", "out_dir", required=True, type=opts.PathType(file_okay=False), callback=out_dir_option,
               help="Overlay directory to write cloud.yaml into (use it with --catalog DIR).")
-@click.option("--provider", type=click.Choice(["aws", "gcp", "azure", "lambda", "runpod"]), default=None,
+@click.option("--provider", type=opts.Choice(["aws", "gcp", "azure", "lambda", "runpod"]), default=None,
               help="The files' provider (default: a path component named after it, else the header's layout).")
 @click.option("--region", default=None, help="Take this region rather than the cheapest US one.")
 @click.option("--as-of", "as_of", default=None, metavar="YYYY-MM[-DD]",
               help="The rows' date (default: today; the files carry none).")
 @click.option("--source", "source_text", default=None,
               help="Where the files come from, for each row's source (default: the file path and the schema).")
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+@click.option("--catalog", "catalog_dir", type=opts.PathType(file_okay=False), multiple=True,
               callback=one_catalog,
               help="Catalog overlay whose GPU ids the rows may name.")
 @handle_errors

@@ -17,16 +17,17 @@ import click
 
 from planner.cli.streams import refuse_streams_onto_inputs
 from planner.core.errors import OutputError, PlannerError, UsageError
-from planner.core.names import escape_unsafe
+from planner.core.names import byte_escapes, escape_unsafe
 from planner.core.outpath import UNEXPANDED
 
 
 def _fail(message: str, code: int) -> None:
     """Print 'Error: <message>' as one line on stderr (line breaks, control and bidirectional characters
     that reached the message, e.g. in a path as typed, written as escapes: 'nl\\ndir', never folded to a
-    blank, which would show another path; characters the stream's encoding lacks as escapes) and exit. A
+    blank, which would show another path; a byte that was not UTF-8 as '\\xff', also in a quoted value,
+    planner.core.names.byte_escapes; characters the stream's encoding lacks as escapes) and exit. A
     stderr that cannot be written only loses the line."""
-    line = escape_unsafe(message)
+    line = escape_unsafe(byte_escapes(message))  # '\udcff' in a quoted value (repr) shown as '\xff', as in paths
     try:
         click.echo(encodable("Error: " + line, sys.stderr), err=True)
     except (OSError, ValueError) as exc:  # standard error full or gone after the run began: said on standard output

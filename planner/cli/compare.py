@@ -30,11 +30,11 @@ def one_unnamed(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
 
 
 @click.command(name="compare", cls=SingleValueCommand)
-@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False), callback=input_file_option)
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+@click.argument("scenario_file", metavar="SCENARIO", type=opts.PathType(dir_okay=False), callback=input_file_option)
+@click.option("--catalog", "catalog_dir", type=opts.PathType(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, callback=out_dir_option,
+@click.option("--out", "out_dir", type=opts.PathType(file_okay=False), default=None, callback=out_dir_option,
               help="Also write OUT/<scenario>-compare.json and OUT/<scenario>-compare.xlsx (with the "
                    "'Cloud vs Local' sheet).")
 @click.option("--top", "top_k", default=5, show_default=True, type=opts.IntRange(1, 1000),

@@ -14,12 +14,12 @@ from planner.core.escape import json_text
 
 
 @click.command(name="estimate", cls=opts.BoolSpellingCommand)
-@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), callback=input_file_option,
+@click.option("--workload", "workload_file", type=opts.PathType(dir_okay=False), callback=input_file_option,
               help="Workload YAML (same keys).")
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+@click.option("--catalog", "catalog_dir", type=opts.PathType(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--gpu", "gpu_id", help="A catalog GPU: also report whether the need fits it (and vLLM capacity).")
-@click.option("--calibration", "calibration_file", type=click.Path(dir_okay=False),
+@click.option("--calibration", "calibration_file", type=opts.PathType(dir_okay=False),
               help="Calibration file from 'planner calibrate' (default $XDG_CONFIG_HOME/planner/calibration.yaml, "
                    "else ~/.config/planner/calibration.yaml); "
                    "used with --gpu when it holds that GPU.")

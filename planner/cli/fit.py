@@ -31,12 +31,12 @@ def fit_options(fn):
 
 @click.command(name="fit", cls=opts.BoolSpellingCommand)
 @click.option("--gpu", "gpu_id", required=True, help="A catalog GPU id.")
-@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), callback=input_file_option,
+@click.option("--workload", "workload_file", type=opts.PathType(dir_okay=False), callback=input_file_option,
               help="Workload YAML (same keys; options override them). The target is still an option: "
                    "--micro-batch, --seq-len, --context or --concurrency max.")
 @click.option("--headroom", type=opts.FloatRange(0, 0.95), default=0.05, show_default=True,
               help="Fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+@click.option("--catalog", "catalog_dir", type=opts.PathType(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @fit_options

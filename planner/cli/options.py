@@ -185,7 +185,80 @@ class _AsciiDigits:
         if whole:
             value = whole_decimal(value, param, ctx)
         refuse_other_spelling(value, param, ctx, whole=whole)
-        return super().convert(value, param, ctx)  # type: ignore[misc]
+        try:
+            return super().convert(value, param, ctx)  # type: ignore[misc]
+        except click.BadParameter:
+            if isinstance(self, click.types._NumberRangeBase):
+                raise_out_of_range(self, value, param, ctx)
+            refuse_not_a_number(value, param, ctx, whole=whole)
+            raise
+
+
+def param_name(param: click.Parameter | None) -> str:
+    """How a line names ``param``: an option by its first spelling ('--seq-len'), the scenario argument as
+    'scenario' (as :func:`planner.cli.common.input_file_option` does), another argument by its metavar ('FILE...')."""
+    if param is None:
+        return "value"
+    if isinstance(param, click.Option) and param.opts:
+        return param.opts[0]
+    return "scenario" if param.name == "scenario_file" else param.human_readable_name.rstrip(".")
+
+
+def refuse_not_a_number(value: Any, param: click.Parameter | None, ctx: click.Context | None, *,
+                        whole: bool) -> None:
+    """Refuse, in planner's line, a value click's int() or float() could not read and no earlier check explained
+    ('5\\xffff', 'abc'): the option, the value (a byte that was not UTF-8 as '\\xff') and what it takes.
+
+    Raises:
+        LineError: always, where ``param`` is known (else nothing: click's own error follows).
+    """
+    if param is None:
+        return
+    from planner.core.names import repr_text
+
+    opt = param_name(param)
+    what = "a whole number" if whole else "a number"
+    raise LineError(f"{opt}: {repr_text(value)} is not {what}. {opt} takes {what} written in ASCII digits"
+                    + (", e.g. " + f"{opt} {param.default}" if isinstance(param.default, (int, float))
+                       and not isinstance(param.default, bool) else "") + ".", ctx)
+
+
+def raise_out_of_range(kind: Any, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> None:
+    """Refuse a number outside a range option's bounds ('--fsdp-version 3', '--headroom -0.1', '--headroom inf') in
+    the words the files use ('must be at most 2, not 3'), with the range as the hint (a share's range in the
+    problem, as planner.api.inputs words --headroom's: 'must be a fraction from 0 to 0.95, not 2'). A value click
+    could not read at all returns.
+
+    Raises:
+        LineError: naming the option.
+    """
+    if param is None:
+        return
+    whole = isinstance(kind, click.IntRange)
+    try:
+        number = int(value) if whole else float(value)
+    except (TypeError, ValueError, OverflowError):
+        return
+    opt = param_name(param)
+    lo, hi = kind.min, kind.max
+    shown = f"{number:g}" if isinstance(number, float) else str(number)
+    if lo is not None and number < lo:
+        problem = f"must be at least {lo:g}, not {shown}"
+    else:
+        problem = f"must be at most {hi:g}, not {shown}" if hi is not None else f"is out of range, not {shown}"
+    from planner.core.shares import SHARES, share_key
+
+    key = share_key(opt)
+    example = f", e.g. {opt} {param.default:g}" if isinstance(param.default, (int, float)) else ""
+    if key is not None:  # as the API words it (planner.api.inputs: 'must be a fraction from 0 to 0.95, not 2')
+        s_lo, _, s_hi, _ = SHARES[key]
+        problem = f"must be a fraction from {s_lo:g} to {s_hi:g}, not {shown}"
+        hint = f"Write the share as a fraction{example}."
+    elif lo is not None and hi is not None:
+        hint = f"{opt} takes {'a whole number' if whole else 'a number'} from {lo:g} to {hi:g}{example}."
+    else:
+        hint = f"{opt} takes {'a whole number' if whole else 'a number'} of at least {lo:g}{example}."
+    raise LineError(f"{opt}: {problem}. {hint}", ctx)
 
 
 class Int(_AsciiDigits, click.types.IntParamType):
@@ -224,7 +297,56 @@ class Count(click.ParamType):
         refuse_underflow(value, param, ctx)
         value = whole_decimal(value, param, ctx)
         refuse_other_spelling(value, param, ctx, whole=True)
-        return click.INT.convert(value, param, ctx)
+        try:
+            return click.INT.convert(value, param, ctx)
+        except click.BadParameter:
+            refuse_not_a_number(value, param, ctx, whole=True)
+            raise
+
+
+class Choice(click.Choice):
+    """click.Choice refusing a value in planner's line with close matches, as --engine's refusal words it
+    (planner.core.fieldhints._not_a_choice: "--framework: 'torchtun' is not one of the choices. Did you mean
+    'torchtune'?"), a byte that was not UTF-8 shown as '\\xff'. Every choice option of the command line uses it."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            if param is None or not isinstance(value, str):
+                raise
+        from planner.core.fieldhints import _not_a_choice
+        from planner.core.names import byte_escapes
+
+        problem, hint = _not_a_choice(value, [str(c) for c in self.choices], "is not one of the choices")
+        raise LineError(f"{param_name(param)}: {byte_escapes(problem)}." + (f" {hint}" if hint else ""), ctx)
+
+
+class PathType(click.Path):
+    """click.Path refusing a directory where a file belongs (--workload, a scenario) or a file where a directory
+    belongs (--catalog, --out) in planner's line: the option, the path (planner.core.names.path_text) and what
+    to give instead; click's other refusals are left as they are."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            if param is None:
+                raise
+            import os
+
+            from planner.core.names import path_text
+
+            name, shown = param_name(param), path_text(os.fsdecode(value))
+            if not self.dir_okay and os.path.isdir(value):
+                raise LineError(f"{name}: '{shown}' is a directory; {name} takes a file. Give the path of a file "
+                                "in it, not the directory.", ctx) from None
+            if not self.file_okay and os.path.exists(value) and not os.path.isdir(value):
+                hint = ("Give a directory, or a new name for one (it is made)." if param.name == "out_dir" else
+                        "Give the directory that holds the file, e.g. "
+                        f"'{path_text(os.path.dirname(os.fsdecode(value)) or '.')}'.")
+                raise LineError(f"{name}: '{shown}' is a file; {name} takes a directory. {hint}", ctx) from None
+            raise
 
 
 class GpuLayers(click.ParamType):
@@ -333,13 +455,13 @@ def load_catalog_option(catalog_dir: str | None) -> Any:
 
 ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--model", dict(help="Catalog id, path to a config.json, or a hub id in the local HF cache.")),
-    ("--task", dict(type=click.Choice(["train", "infer"]), help="train or infer.")),
-    ("--method", dict(type=click.Choice(["full", "lora", "qlora", "adapter"]),
+    ("--task", dict(type=Choice(["train", "infer"]), help="train or infer.")),
+    ("--method", dict(type=Choice(["full", "lora", "qlora", "adapter"]),
                       help="Training method (default full); adapter is LitGPT's LLaMA-Adapter (--framework litgpt).")),
     ("--recipe", dict(help="Precision recipe: fp32, amp-bf16, amp-fp16, mixed-bf16, mixed-bf16-fp32-grads, "
                       "pure-bf16, the fp16 variants, and fp8 (FP8 training on a card with FP8 tensor cores) (default "
                       "mixed-bf16; pure-bf16 for LoRA/QLoRA).")),
-    ("--framework", dict(type=click.Choice(["transformers", "deepspeed", "fsdp", "torchtune", "litgpt", "unsloth"]),
+    ("--framework", dict(type=Choice(["transformers", "deepspeed", "fsdp", "torchtune", "litgpt", "unsloth"]),
                          help="Training stack; sets the defaults its recipes use for the levers below (default "
                               "transformers).")),
     ("--framework-version", dict(help="The framework's release, as it writes it (for deepspeed and fsdp the "
@@ -359,7 +481,7 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--zero", dict(type=INT, help="ZeRO stage 0-3 (with an FSDP framework: 3 FULL_SHARD, 2 SHARD_GRAD_OP).")),
     ("--fsdp-version", dict(type=IntRange(1, 2), help="FSDP1 (flat parameters) or FSDP2 (per-parameter "
                                                                 "shards), with fsdp, torchtune or litgpt.")),
-    ("--fsdp-wrap", dict(type=click.Choice(["blocks", "separate"]),
+    ("--fsdp-wrap", dict(type=Choice(["blocks", "separate"]),
                          help="LoRA under FSDP: whole decoder blocks as units, frozen base and adapters together "
                               "(LitGPT's default; FSDP1 then keeps a gradient for the whole base), or adapters in "
                               "units of their own (peft's policy, the Trainer's).")),
@@ -378,7 +500,7 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--bnb-version", dict(help="bitsandbytes release (default 0.50.2); before 0.43.2 4-bit linears keep their "
                                 "inputs.")),
     ("--compile/--no-compile", dict(default=None, help="torch.compile (the saved activations AOTAutograd keeps).")),
-    ("--checkpointing", dict(type=click.Choice(["none", "full"]), help="Gradient checkpointing.")),
+    ("--checkpointing", dict(type=Choice(["none", "full"]), help="Gradient checkpointing.")),
     ("--use-reentrant/--no-use-reentrant", dict(default=None, help="Checkpointing runs torch's reentrant variant "
                                                                    "(default: Transformers' non-reentrant one).")),
     ("--checkpoint-wrapper/--no-checkpoint-wrapper",
@@ -386,7 +508,7 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                              "apply_activation_checkpointing), which leaves use_cache on.")),
     ("--use-cache/--no-use-cache", dict(default=None, help="The Transformers model returns its KV cache in training "
                                                            "(default: on, the config's use_cache).")),
-    ("--attention", dict(type=click.Choice(["eager", "sdpa", "flash"]), help="Attention kernel.")),
+    ("--attention", dict(type=Choice(["eager", "sdpa", "flash"]), help="Attention kernel.")),
     ("--document-tokens", dict(type=INT, help="Packed sequences: tokens per document, each attended alone "
                                               "(attention time spans a document).")),
     ("--lora-rank", dict(type=INT, help="LoRA rank r.")),
@@ -395,7 +517,7 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--use-dora/--no-use-dora", dict(default=None, help="peft DoRA (LoraConfig use_dora): a trainable magnitude "
                                                          "per output feature and the weight norms recomputed "
                                                          "every forward.")),
-    ("--adapter-dtype", dict(type=click.Choice(["fp32", "bf16", "fp16"]),
+    ("--adapter-dtype", dict(type=Choice(["fp32", "bf16", "fp16"]),
                              help="LoRA adapters, their gradients and states (default fp32, peft's; the model "
                                   "dtype with torchtune and litgpt).")),
     ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization; inference with "
@@ -434,7 +556,7 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                                  "that fit the card.")),
     ("--flash-attention/--no-flash-attention", dict(default=None, help="llama.cpp -fa (default on; off for an "
                                                     "--engine-version before b6327, where -fa became auto).")),
-    ("--split-mode", dict(type=click.Choice(["layer", "row", "none"]),
+    ("--split-mode", dict(type=Choice(["layer", "row", "none"]),
                           help="llama.cpp --split-mode with --gpus N: layer (default, whole layers per GPU); "
                                "row is not modelled.")),
     ("--imatrix/--no-imatrix", dict(default=None, help="llama.cpp: the GGUF was quantized with an importance "
@@ -447,7 +569,7 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--max-num-seqs", dict(type=INT, help="vLLM's cap on sequences per step (default: vllm serve's).")),
     ("--dataloader-workers", dict(type=INT, help="DataLoader num_workers per GPU process.")),
     ("--dataset-size", dict(help="Dataset size with unit, e.g. '20 GiB'.")),
-    ("--dataset-format", dict(type=click.Choice(["arrow", "numpy", "mmap", "python"]), help="Dataset storage.")),
+    ("--dataset-format", dict(type=Choice(["arrow", "numpy", "mmap", "python"]), help="Dataset storage.")),
 ]
 
 

@@ -24,10 +24,10 @@ def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tupl
 
 
 @click.command(name="plan", cls=SingleValueCommand)
-@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False), callback=input_file_option)
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+@click.argument("scenario_file", metavar="SCENARIO", type=opts.PathType(dir_okay=False), callback=input_file_option)
+@click.option("--catalog", "catalog_dir", type=opts.PathType(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
-@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(), callback=out_dir_option,
+@click.option("--out", "out_dir", default="reports", show_default=True, type=opts.PathType(), callback=out_dir_option,
               help="Directory for the reports, OUT/<scenario>.<format>.")
 @click.option("--format", "formats", default="xlsx,csv,json", show_default=True, callback=plan_formats,
               help="Reports to write, comma-separated: xlsx (workbook with a live quote), csv (every "

@@ -113,6 +113,28 @@ _BINARY_SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])i\s*$")
 _SEPARATED = re.compile(r"^\s*[0-9]{1,3}(?:[,_ ][0-9]{3})+\s*$")
 #: '0o1000', '0x10' as a text (YAML 1.1 reads '0o' as none of its numbers)
 _OTHER_BASE_TEXT = re.compile(r"^\s*([+-]?)0([oOxXbB])([0-9a-fA-F]+)\s*$")
+#: A decimal number text, as float() reads it ('1e999999', '-2.5E+9'), not 'inf' or 'nan'
+_NUMBER_TEXT = re.compile(r"^\s*[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\s*$")
+#: A hexadecimal float ('0x1p10': 1024, C99 and float.fromhex's notation)
+_HEX_FLOAT = re.compile(r"^\s*[-+]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][-+]?[0-9]+\s*$")
+
+
+#: The hint for an infinite or not-a-number value where a whole number belongs
+_NO_INFINITE = "A count is a whole number written in digits; there is no infinite or not-a-number count."
+
+
+def _hex_float(value: str) -> float | None:
+    """The value of a hexadecimal float text ('0x1p10': 1024.0; one too large: inf), else None."""
+    if not _HEX_FLOAT.match(value):
+        return None
+    try:
+        return float.fromhex(value.strip())
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return None
+
+
 #: '30%': a number and a percent sign
 _PERCENT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$")
 #: '512 tokens': a whole number and a word after it
@@ -284,6 +306,8 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     if isinstance(value, float) and math.isfinite(value) and 0 < value < 1e15 and not value.is_integer():
         # a fraction where a count belongs ('slot_width: 2.5', a card 2.5 slots wide, takes 3): the two whole numbers
         return f"Write a whole number: {spell(str(math.ceil(value)))} (rounded up) or {spell(str(math.floor(value)))}."
+    if isinstance(value, float) and not math.isfinite(value):  # '.inf', '.nan' in a file
+        return _NO_INFINITE
     if not isinstance(value, str):
         return None
     foreign = ascii_digits_hint(value, spell)
@@ -318,9 +342,15 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     try:
         as_float = float(value)
     except (ValueError, OverflowError):
-        as_float = None
-    if as_float is not None and as_float.is_integer() and abs(as_float) < 1e15 and any(c in value for c in "eE."):
+        as_float = _hex_float(value)
+    if as_float is not None and as_float.is_integer() and abs(as_float) < 1e15 and any(c in value for c in "eE.pP"):
         return f"Write the whole number in digits: {spell(str(int(as_float)))}."
+    if as_float is not None and abs(as_float) >= 1e15 and (
+            _HEX_FLOAT.match(value) or _NUMBER_TEXT.match(value) and any(c in value for c in "eE")):
+        # '1e999999': a float reads it as infinity, '9e99' as no count there is: no digits to hint
+        return "It is far beyond any count planner reads: write the whole number meant, in digits."
+    if value.strip().lstrip("+-").lower() in ("inf", "infinity", "nan"):  # float() reads them; no count is one
+        return _NO_INFINITE
     if as_float is not None and re.fullmatch(r"\s*[0-9.]+\s*", value):  # '16.384', '2.5' as a text (the command line)
         return whole_number_hint(as_float, spell)
     m = _BINARY_SUFFIXED.match(value)

@@ -698,6 +698,24 @@ def clip_text(text: str, limit: int = MAX_ECHO_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
+#: In a repr, the escape of a lone surrogate U+DC80-U+DCFF ('\\udcff'), the form a byte that was not UTF-8
+#: takes (PEP 383), after an even number of backslashes (an odd one is a backslash the text holds, doubled)
+_REPR_BYTE = re.compile(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])")
+
+
+def byte_escapes(message: str) -> str:
+    """``message`` with each repr escape of a byte that was not UTF-8 ('\\udcff', PEP 383's surrogate escape, as
+    ``repr()`` writes it in a message that quotes a value) written as the byte, '\\xff', as :func:`path_text`
+    shows such a byte in a path; a backslash the value holds ('\\\\udcff' in the repr) is left alone."""
+    return _REPR_BYTE.sub(lambda m: f"{m.group(1)}\\x{m.group(2)}", message)
+
+
+def repr_text(value: object) -> str:
+    """``repr(value)`` as a message quotes a value, a byte that was not UTF-8 shown as '\\xff'
+    (:func:`byte_escapes`), not as Python's '\\udcff'."""
+    return byte_escapes(repr(value))
+
+
 def path_text(path: object) -> str:
     """A path as text a report or source can show: bytes that were not UTF-8 (held as surrogate escapes,
     PEP 383) as '\\xff', other lone surrogates as '\\ud800', control and bidirectional characters as

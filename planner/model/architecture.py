@@ -27,6 +27,7 @@ from planner.model.config_keys import (  # noqa: F401  (re-exported for planner.
     _checkpoint_dtype,
     _error,
     _shown,
+    check_architectures,
     check_declared,
     _get,
     _Merged,
@@ -90,6 +91,7 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
             heads without an explicit head_dim, KV heads that do not divide the heads.
     """
     arch = _from_hf_config(cfg, where)
+    check_architectures(cfg, where)  # a list of class names, as Transformers writes it (h19b M8)
     heads = cfg.get("architectures")
     for head in heads if isinstance(heads, list) else [heads]:
         if isinstance(head, str) and head.endswith(_NOT_LM_HEADS):  # a task head instead of the vocabulary's

@@ -122,9 +122,13 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
     if key not in cfg or cfg[key] is None:
         if default is ...:
             model_type = cfg.get("model_type")
+            a_config = f"A {model_type if isinstance(model_type, str) else 'model'} config.json"
+            if key in cfg:  # '"hidden_size": null': there, at its line, but without a value (h19b M8)
+                what = {int: "a whole number", bool: "true or false", str: "a text"}.get(kind, "a value")
+                raise _error(cfg, where, f"{key} is null", key, f"{a_config} gives it as {what}: write the "
+                             "value the model's published config.json has in place of null.")
             raise ModelConfigError(f"missing required key {key!r}", file=where,
-                                   hint=f"A {model_type if isinstance(model_type, str) else 'model'} config.json "
-                                        "has it; copy the full file.")
+                                   hint=f"{a_config} has it; copy the full file.")
         return default
     value = cfg[key]
     if kind is int:
@@ -159,6 +163,36 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
         if not isinstance(value, str):
             raise _error(cfg, where, f"{key} must be a text, not {_shown(value)}", key)
     return value
+
+
+def check_architectures(cfg: Mapping[str, Any], where: str | None) -> None:
+    """Refuse an ``architectures`` that is not a list of class-name texts (``["LlamaForCausalLM"]``, as
+    Transformers writes it: PretrainedConfig.architectures is a list of str); null or no key is left alone.
+
+    Raises:
+        ModelConfigError: at the key's line, with the value written as a list in the file's syntax.
+    """
+    heads = cfg.get("architectures")
+    if heads is None:
+        return
+    json_file = _is_json(where)
+
+    def listed(name: str) -> str:
+        return f'"architectures": ["{name}"]' if json_file else f"architectures: [{name}]"
+
+    if isinstance(heads, str):  # a bare class name: Transformers' architectures[0] would be its first letter
+        name = heads.strip() if heads.strip().isidentifier() else "LlamaForCausalLM"
+        raise _error(cfg, where, f"architectures must be a list of class names, not the text {_shown(heads)}",
+                     "architectures", f"Write it as a list: {listed(name)}.")
+    if not isinstance(heads, (list, tuple)):  # a catalog entry's config holds its lists as tuples (frozen)
+        raise _error(cfg, where, f"architectures must be a list of class names, not {_shown(heads)}",
+                     "architectures", f"Write the model's class in a list, e.g. {listed('LlamaForCausalLM')}.")
+    bad = next((h for h in heads if not isinstance(h, str) or not h.isascii() or not h.isidentifier()), None)
+    if bad is not None:
+        raise _error(cfg, where, f"architectures must be a list of class names (texts such as LlamaForCausalLM), "
+                     f"but it holds {_shown(bad)}", "architectures",
+                     f"Write the model's class name, quoted, e.g. {listed('LlamaForCausalLM')}, as the model's "
+                     "published config.json has it.")
 
 
 def _checkpoint_dtype(cfg: Mapping[str, Any]) -> str | None:

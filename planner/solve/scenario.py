@@ -189,7 +189,7 @@ from typing import Any
 
 from planner.model.architecture import Architecture
 from planner.catalog.gpus import GPU_VENDORS
-from planner.catalog.loader import Catalog, purchasable_gpus
+from planner.catalog.loader import Catalog, purchasable_gpus, removal_hint
 from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
@@ -711,10 +711,10 @@ def _ids(e: Entry, key: str, known: Sequence[str], what: str,
         return None
     for v in values:
         if v not in known:
-            if removed and v in removed:
-                raise e.error(f"unknown {what} {v!r}", key, f"The catalog overlay removes it ({removed[v]}): "
-                                                           "drop the removal there, or the id here.")
             listing = "gpus" if what == "GPU" else "platforms"  # the two lists constraints name ids from
+            removal = removal_hint(removed or {}, v, f"{listing}.yaml")
+            if removal is not None:
+                raise e.error(f"unknown {what} {v!r}", key, removal)
             raise e.error(f"unknown {what} {v!r}", key,
                           bracket_hint(key, v, known) or did_you_mean(v, known, listing=listing))
     if len(set(values)) != len(values):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.model.architecture import Architecture
-from planner.catalog.loader import Catalog
+from planner.catalog.loader import Catalog, removal_hint
 from planner.core.errors import InputError, ModelConfigError, ScenarioError
 from planner.core.fields import Entry
 from planner.model.models import resolve_model
@@ -55,8 +55,10 @@ def make_resolver(catalog: Catalog, *, hf_cache: Path | None = None) -> Resolver
         try:
             rm = resolve_model(name, models, hf_cache=hf_cache)
         except ModelConfigError as exc:
-            if exc.file is None:
-                raise entry.error(exc.problem, "model", exc.hint) from None
+            if exc.file is None:  # an id the overlay removed: said so, not "Did you mean" another (h19b M7)
+                removal = removal_hint(catalog.removed, name.strip(), "models.yaml") if name.strip() not in models \
+                    else None
+                raise entry.error(exc.problem, "model", removal or exc.hint) from None
             if exc.file == name and exc.problem in _NAME_PROBLEMS:
                 # The name itself is wrong (no such path): say so at the entry that gave it.
                 raise entry.error(_NAME_PROBLEMS[exc.problem].format(name=name), "model", exc.hint) from None

@@ -187,8 +187,8 @@ def test_out_on_a_pseudo_file_system_is_refused_before_the_work(monkeypatch: pyt
     with pytest.raises(DestinationError) as info:
         planner.plan(str(qlora), out="/proc/self", format="json")
     assert str(info.value) == ("/proc/self: is a folder of the proc file system, a pseudo file system that the kernel "
-                               "makes up for its own state: it holds no file planner can write. Give --out a folder on "
-                               "a disk (it is created if missing).")
+                               "makes up for its own state: it holds no file planner can write. Give out= a folder on "
+                               "a disk (it is created if missing).")  # the API names the keyword (h19a M1)
     r = CliRunner().invoke(main, ["plan", str(qlora), "--out", "/proc/self/new", "--format", "json"])
     assert r.exit_code == 2, r.output
     assert r.stderr == ("Error: /proc/self/new: would be made in /proc/self, a folder of the proc file system, a pseudo "
@@ -262,11 +262,13 @@ def test_the_api_refuses_them_as_destination_errors(tmp_path: Path, monkeypatch:
     _tmpdir(monkeypatch, ov)
     with pytest.raises(DestinationError) as info:
         planner.compare(str(COMPARE), catalog=str(ov), out=str(out))
-    assert str(info.value) == _is_overlay(ov)
+    # the API names the keywords catalog= and out= (h19a M1); the command line's options: cli_line()
+    assert str(info.value) == _is_overlay(ov).replace("the --catalog overlay", "the catalog= overlay")
+    assert info.value.cli_line() == _is_overlay(ov)
     monkeypatch.setattr(tempfile, "tempdir", str(out))  # set in code: named as such
     with pytest.raises(DestinationError) as info:
         planner.plan(qlora, out=str(out), format="xlsx")
-    assert str(info.value) == (f"the temporary folder {out} (tempfile.tempdir) is the --out folder {out}: temporary "
+    assert str(info.value) == (f"the temporary folder {out} (tempfile.tempdir) is the out= folder {out}: temporary "
                                "files (openpyxl's, the importer's check copy) would be made there, beside the reports. "
                                "Set tempfile.tempdir to a private folder of your own elsewhere (one made with mkdir "
                                "-m 700), or unset it (then /tmp is used).")

@@ -241,7 +241,7 @@ def test_a_listed_report_replaced_by_a_link_is_said_to_be_a_link(tmp_path: Path)
     (out / "a.md").symlink_to(tmp_path / "keep.md")  # a link to a copy of planner's own report
     with pytest.raises(OutputError) as caught:
         _set(out, {"a.json": "1", "a.md": "x"})
-    msg = str(caught.value)
+    msg = caught.value.cli_line()  # as the command line says it (str() names out=, the API's keyword: h19a M1)
     assert msg == (f"{out / 'a.md'}: is not a regular file (a symbolic link), which planner never writes "
                    f"(see {out / '.planner-reports.json'}), and planner never replaces or removes such a file. Move "
                    "it away or give another --out.")
@@ -259,7 +259,7 @@ def test_an_unreadable_listed_report_is_said_to_be_unreadable(tmp_path: Path, mo
     with pytest.raises(OutputError) as caught:
         _set(out, {"a.md": "y"})
     monkeypatch.undo()
-    msg = str(caught.value)
+    msg = caught.value.cli_line()  # as the command line says it (str() names out=, the API's keyword: h19a M1)
     assert msg == (f"{out / 'a.md'}: is a file planner cannot read (no read permission), so it cannot tell it is the "
                    f"report it wrote (see {out / '.planner-reports.json'}), and planner never replaces or removes "
                    f"such a file. Give it read permission again (chmod u+r {out / 'a.md'}), move it away or give "

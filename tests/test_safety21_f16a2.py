@@ -16,7 +16,6 @@ given, joined.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shlex
@@ -100,7 +99,8 @@ def test_the_api_refuses_tempfile_tempdir_inside_out(tmp_path: Path, monkeypatch
     with pytest.raises(DestinationError) as info:
         planner.plan(str(QLORA), out=str(out), format="xlsx")
     said = str(info.value)
-    assert said.startswith(f"the temporary folder {out / 't'} (tempfile.tempdir) is inside the --out folder {out}:")
+    # the API names the keyword (h19a M1)
+    assert said.startswith(f"the temporary folder {out / 't'} (tempfile.tempdir) is inside the out= folder {out}:")
 
 
 # -- 7. refs/main of the Hugging Face cache --
@@ -213,16 +213,25 @@ def test_the_cleanup_never_removes_the_runs_own_stdout(tmp_path: Path) -> None:
 # -- 6. the lock --
 
 def test_a_lock_held_by_another_program_is_said_as_that(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
     out = tmp_path / "o"
     out.mkdir()
-    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)  # what `flock -x o sleep 4` does, as any reader of o can
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    # what `flock -x o sleep 30` does, as any reader of o can: in another process (a lock of this process's own is
+    # said as that: test_reportset, h19a M7)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], "
+                               "os.O_RDONLY | os.O_DIRECTORY); fcntl.flock(fd, fcntl.LOCK_EX); print('held', "
+                               "flush=True); time.sleep(60)", str(out)], stdout=subprocess.PIPE, text=True)
     try:
+        assert holder.stdout.readline() == "held\n"
         with pytest.raises(OutputError) as info:
             with ReportSet(out):
                 pass
     finally:
-        os.close(fd)
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
     assert str(info.value) == (f"{out}: another process holds this directory's lock (another planner run writing "
                                "reports into it, or any program of any user who can read the folder). Wait for it "
                                f"to finish, find it with fuser -v {out} or lsof {out}, or give another --out (a "

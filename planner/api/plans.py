@@ -378,7 +378,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     need_scenario("plan", scenario)
     from planner.core.atomic import write_text, write_text_chunks
     from planner.core.names import safe_stem
-    from planner.core.reportset import ReportSet, check_destinations
+    from planner.core.reportset import ReportSet
     from planner.cost.objective import plan as make_plan
     from planner.cost.tco import read_costs
     from planner.solve.solver import NoFeasiblePlan
@@ -396,17 +396,20 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     need_name(scenario, data, out)
     # the ownership inputs price time per job, cost per job and TCO beside the capex (planner.cost.objective)
     costs = read_costs(sc.costs, cat, sc.workloads)
+    refused = None
     if out is not None:
         # read-only reports, a file where the folder would be: said now, not after the planning
         # (every format: one that is not written this time is removed when an earlier plan left it)
         # a file planner did not write, or an input of this run, where a report would go: refused now too
-        check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in PLAN_FORMATS],
-                           writes=[f"{safe_stem(sc.name)}.{ext}" for ext in formats],
-                           set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat))
+        # (one only a feasible plan writes, xlsx or md, once the plan is known to be feasible: _destinations_refused)
+        refused = _destinations_refused(Path(out), safe_stem(sc.name), formats, set_name=f"plan {sc.name}",
+                                        inputs=run_inputs(sc, cat))
         before_writing(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in formats], cat, temp="xlsx" in formats)
 
     try:
         result = make_plan(sc, cat, top_k=top, costs=costs)
+        if refused is not None:  # feasible: the xlsx or md it would write cannot replace that
+            raise refused
     except NoFeasiblePlan as exc:
         exc.outputs, exc.removed, exc.notes = {}, [], ()
         if out is not None:
@@ -469,6 +472,42 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
         removed = tuple(rs.removed)
         notes = tuple(rs.notes)
     return PlanResult(result, paths, removed, notes)
+
+
+def _destinations_refused(out: Path, stem: str, formats: Iterable[str], *, set_name: str,
+                          inputs: list[Path]) -> Exception | None:
+    """Check the report set's destinations before the planning (planner.core.reportset.check_destinations): raise
+    what refuses the folder or a csv or json report; return (not raise) what refuses only a report that a feasible
+    plan alone writes (xlsx, md: an edited ``<stem>.md``), else None. An infeasible plan writes no xlsx or md and
+    keeps such a file as a stale report, said (``Kept ...``), with its reasons and exit 1; a feasible one raises the
+    returned error before it writes anything (h19a M6).
+
+    Raises:
+        DestinationError: as check_destinations (its first refusal), where the folder or a csv or json report is
+            refused too.
+    """
+    from planner.core.destinations import refuse_input
+    from planner.core.errors import DestinationError
+    from planner.core.reportset import check_destinations
+
+    names = [f"{stem}.{ext}" for ext in PLAN_FORMATS]
+    writes = [f"{stem}.{ext}" for ext in formats]
+    try:
+        check_destinations(out, names, writes=writes, set_name=set_name, inputs=inputs)
+        return None
+    except DestinationError as exc:
+        always = [n for n in writes if n.endswith((".csv", ".json"))]  # what an infeasible plan writes too
+        if always == writes:
+            raise
+        try:
+            for name in writes:
+                if name not in always:  # an input of the run is never a stale report to keep
+                    refuse_input(out / name, inputs)
+            check_destinations(out, names, writes=always, set_name=set_name, inputs=inputs)
+        except (DestinationError, ValueError):  # the folder, a csv or json report, an input, a name no file can
+            # have (a UnicodeEncodeError of its path): said as before
+            raise exc from None
+        return exc
 
 
 def before_writing(out: Path, names: Iterable[str], cat: Any, *, temp: bool) -> None:

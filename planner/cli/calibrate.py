@@ -73,7 +73,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
         if calibration_file:
             raise
         # no --out was given: the place came from XDG_CONFIG_HOME or HOME, and that is what to change
-        raise DestinationError(str(exc).split(" Give another --out", 1)[0] + " That is the default calibration "
+        raise DestinationError(exc.cli_line().split(" Give another --out", 1)[0] + " That is the default calibration "
                                "file, from XDG_CONFIG_HOME (else HOME): set it to a folder outside, or give --out "
                                "with a file outside.") from None
     refuse_linked(path)

@@ -92,6 +92,63 @@ def _read_only(stream: Any) -> bool:
 
 
 _NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def _settle_streams() -> bool:
+    """Flush standard output and standard error before the exit, pointing a stream that cannot take what it still
+    holds (a pipe whose reader is gone, a full disk) at os.devnull (os.dup2), so that the interpreter's own flush at
+    shutdown cannot fail: it would print "Exception ignored in ..." and exit 120 instead of planner's status (the
+    line that could not be written was already said where it could be, or could be said nowhere). The CLI entry's
+    business only: it changes the process's descriptors 1 and 2. True when standard output took all it held."""
+    import os
+
+    whole = True
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name, None)
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+            continue
+        except ValueError:  # closed: nothing left to flush
+            continue
+        except OSError:
+            whole = whole and name != "stdout"
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, stream.fileno())
+            finally:
+                os.close(devnull)
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    return whole
+
+
+def _missing_command(exc: click.UsageError) -> bool:
+    """Whether ``exc`` is click's "Missing command." for the root group (``planner --debug`` with no command)."""
+    from gettext import gettext
+
+    return (exc.ctx is not None and exc.ctx.parent is None
+            and exc.format_message() in ("Missing command.", gettext("Missing command.")))
+
+
+def _no_command(ctx: click.Context | None) -> None:
+    """No command given (a bare ``planner``, or ``planner --debug``): the Error line naming the commands, then the
+    usage, on standard error; exit 2. A standard error that cannot be written (a full disk, a closed pipe) gets
+    the line on standard output with the note that says so (:func:`planner.cli.common._fail`), as every other
+    usage error does; the usage is left out there."""
+    commands = ", ".join(COMMANDS)
+    try:
+        click.echo(f"Error: no command given; give one of {commands} (the usage follows).", err=True)
+        if ctx is not None:
+            click.echo(ctx.get_help(), err=True, color=ctx.color)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        root = ctx.command_path if ctx is not None else "planner"
+        _fail(f"no command given; give one of {commands}. See '{root} --help'.", 2)
+    sys.exit(2)
 _NO_SUCH_COMMAND = getattr(click.exceptions, "NoSuchCommand", ())
 
 #: The commands: name -> (module, attribute). A command's module is imported when the command runs
@@ -139,6 +196,16 @@ class _Group(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            return self._standalone(args, prog_name, complete_var, **extra)
+        except SystemExit as exc:
+            if not _settle_streams() and exc.code in (0, None):
+                sys.exit(2)  # what standard output still held is lost: not a success
+            raise
+
+    def _standalone(self, args: Any, prog_name: str | None, complete_var: str | None, **extra: Any) -> Any:
+        """The run in standalone mode (:meth:`main`): the checks on the streams, then the command under the
+        signal guard; ends with SystemExit carrying the exit status."""
         if sys.stdout is None:  # started with standard output closed ('>&-'): what it prints would vanish
             _fail("standard output is closed, so nothing planner prints could be read. Send it to a file or to "
                   "/dev/null ('> /dev/null') instead of closing it.", 2)
@@ -199,12 +266,11 @@ class _Group(click.Group):
                 raise
         except _NO_ARGS as exc:  # bare 'planner': what is missing, then the help as click shows it
             refuse_chatter((2,), checked=bool(obj.get(CHECKED)))
-            click.echo(f"Error: no command given; give one of {', '.join(COMMANDS)} (the usage follows).",
-                       err=True)
-            exc.show()
-            sys.exit(exc.exit_code)
+            _no_command(exc.ctx)
         except click.UsageError as exc:
             refuse_chatter((2,), checked=bool(obj.get(CHECKED)))
+            if _missing_command(exc):  # 'planner --debug' alone: said as for a bare 'planner'
+                _no_command(exc.ctx)
             _fail(_usage_line(exc), exc.exit_code)
         except click.ClickException as exc:
             refuse_chatter((2,), checked=bool(obj.get(CHECKED)))

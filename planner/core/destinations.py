@@ -79,7 +79,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
     if st is not None:
         refuse_shared_folder(out, "the output folder", _SHARED_HINT, st=st)
     manifest = read_manifest(out) if st is not None else {}
-    for name in names:
+    for name in sorted(names, key=lambda n: n not in written):  # a name this run writes is the one named first
         check_name(name)
         if st is None:
             continue

@@ -14,6 +14,7 @@ where the parts that are unknown are left out.
 from __future__ import annotations
 
 import difflib
+import re
 import unicodedata
 from collections.abc import Iterable
 
@@ -139,8 +140,28 @@ class DestinationError(OutputError, InputError):
     """
 
     def __init__(self, message: str) -> None:
-        self.problem, self.file, self.line, self.entry, self.hint = message, None, None, None, None
-        Exception.__init__(self, message)
+        self.command_line = message  # as the command line says it: '--out'
+        said = keyword_words(message)  # as a Python caller passed it: 'out='
+        self.problem, self.file, self.line, self.entry, self.hint = said, None, None, None, None
+        Exception.__init__(self, said)
+
+    def cli_line(self) -> str:
+        """The error as the command line prints it (naming ``--out``, not ``out=``), on one line."""
+        return self.command_line.replace("\r", "\\r").replace("\n", "\\n")
+
+
+#: A destination option as a message names it ('--out', '--catalog'), with the value after it where one follows
+#: ('e.g. --out my-catalog', '(--out .)'); a word of prose after it ('Give --out a directory') is no value.
+_DEST_OPTION = re.compile(r"(?<![\w-])--(out|catalog)(?![\w-])(?: (?!(?:a|an|the|another|folder|directory|file|"
+                          r"overlay|to|and|or|is|with)\b)([^\s()]+?)(?=[.,;:)]*(?:\s|$)))?")
+
+
+def keyword_words(text: str) -> str:
+    """A message that names a destination option as the command line spells it, in the Python API's words:
+    '--out' is ``out=``, '--out my-catalog' ``out='my-catalog'``, '--catalog DIR' ``catalog='DIR'`` (the API names
+    keywords, the command line options: :class:`DestinationError`; planner.workload.inputs.keyword_form does the
+    same for the workload options)."""
+    return _DEST_OPTION.sub(lambda m: f"{m.group(1)}={m.group(2)!r}" if m.group(2) else f"{m.group(1)}=", text)
 
 
 class InfeasibleError(PlannerError):

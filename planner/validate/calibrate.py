@@ -238,14 +238,16 @@ def calibration_applies(device_name: str, gpu: Any) -> bool:
     return device_key(device_name) == device_key(str(name))
 
 
-def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibration]:
+def load_calibrations(path: Path, *, given: bool = False, default: bool = False) -> dict[str, Calibration]:
     """Calibrations by :func:`device_key` of their GPU name; an absent file gives none, unless the user
-    named it (``given``: ``--calibration``, ``calibration=``).
+    named it (``given``: ``--calibration``, ``calibration=``). ``default``: ``path`` is the default file an estimate
+    reads (:func:`default_path`), so a folder or a pipe there is said to be that file (:func:`_refuse_default_file`).
 
     Raises:
         InputError: the file exists but is not a calibration written by ``planner calibrate`` (two entries of one
             GPU, as :func:`calibration_applies` compares names, included); or it was ``given`` and does not exist;
-            or the default file is absent through a dangling link (:func:`refuse_dangling_default`).
+            or the default file is absent through a dangling link (:func:`refuse_dangling_default`); with
+            ``default``, the default file is no readable file (an OptionError naming it as the default one).
     """
     from planner.core.fields import Entry
     from planner.core.yamlio import YamlProblem, load_mapping
@@ -256,6 +258,8 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
         if exc.problem == "no such file" and not given:
             refuse_dangling_default(path)  # a link made to a calibration that is gone: said, not "no calibration"
             return {}
+        if default and exc.line is None:  # a folder, a FIFO, a device, unreadable: the user named no path
+            _refuse_default_file(path, exc.problem)
         hint = exc.hint or ("Give the file 'planner calibrate' wrote, or leave --calibration out (the default file "
                             "is used when it exists)." if exc.problem == "no such file" else None)
         raise InputError(exc.problem, file=str(path), line=exc.line, entry=exc.path, hint=hint) from None
@@ -310,6 +314,23 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
         cal = Calibration(name, context, fraction, e.date("measured_on", past=True), _versions(e))
         out[device_key(cal.gpu_name)] = cal
     return out
+
+
+def _refuse_default_file(path: Path, problem: str) -> None:
+    """Refuse the default calibration file (:func:`default_path`) that cannot be read as a file (``problem``: a
+    folder, a named pipe, a device, no permission), saying that it is the default one (the user named no path) and
+    what to do: move it away or name another file.
+
+    Raises:
+        OptionError: naming the file; the hint names ``--calibration`` (``calibration=`` in the API's words).
+    """
+    from planner.workload.inputs import OptionError
+
+    problem = problem.rstrip(".")
+    raise OptionError(f"{problem}; it is the default calibration file (from XDG_CONFIG_HOME, else HOME), which an "
+                      "estimate on a card reads when no calibration file is named", file=str(path),
+                      hint="Move it away (an estimate then uses no calibration), or give --calibration FILE to read "
+                           "another.") from None
 
 
 #: The smallest cuda_context read: 1 MiB. No published figure gives a floor that holds on every GPU, driver and
@@ -390,7 +411,7 @@ def overheads_for_gpu(gpu: Any, path: Path | None, *, given: bool = False) -> Ru
     """
     if path is None:
         return None
-    for cal in load_calibrations(path, given=given).values():
+    for cal in load_calibrations(path, given=given, default=not given).values():
         if calibration_applies(cal.gpu_name, gpu):
             total = getattr(gpu, "cuda_total_bytes", None)
             if isinstance(total, int) and cal.cuda_context_bytes >= total:

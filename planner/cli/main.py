@@ -149,6 +149,8 @@ def _no_command(ctx: click.Context | None) -> None:
         root = ctx.command_path if ctx is not None else "planner"
         _fail(f"no command given; give one of {commands}. See '{root} --help'.", 2)
     sys.exit(2)
+
+
 _NO_SUCH_COMMAND = getattr(click.exceptions, "NoSuchCommand", ())
 
 #: The commands: name -> (module, attribute). A command's module is imported when the command runs

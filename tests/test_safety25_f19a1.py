@@ -38,10 +38,12 @@ VMS = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Pr
        "g6.xlarge,L4,1,4,16,,0.8048,0.3,us-east-1,us-east-1a\n")
 
 
-def _package_refusal(shown: str, hint: str = "reports") -> str:
-    # planner.core.protected._refusal, for a folder option, with the package as the protected folder
+def _package_refusal(shown: str, hint: str = "reports", api: bool = False) -> str:
+    # planner.core.protected._refusal, for a folder option, with the package as the protected folder; the API's
+    # str() names out= (DestinationError, h19a M1), the CLI line --out
+    give = f"out=, a folder outside it, e.g. out='{hint}'" if api else f"--out, a folder outside it, e.g. --out {hint}"
     return (f"{shown}: is planner's own package folder ({PACKAGE}), or a folder inside it, and planner does not "
-            f"write into it. Give another --out, a folder outside it, e.g. --out {hint}.")
+            f"write into it. Give another {give}.")
 
 
 # -- N1: a real bind mount, in a private mount namespace --------------------------------------------------------
@@ -121,7 +123,7 @@ def test_a_bind_mount_of_a_package_subfolder_is_refused_everywhere(tmp_path: Pat
                                 f"({PACKAGE}), where planner writes nothing, not even temporary files. Set TMPDIR to "
                                 "another folder, e.g. TMPDIR=/tmp.\n"]
     assert not (tmp_path / "ok" / "qlora-7b-12gb.xlsx").exists()
-    assert res["api"] == _package_refusal(str(bc))
+    assert res["api"] == _package_refusal(str(bc), api=True)
 
 
 # -- N1 without a mount: a folder inside a stand-in package, known by its inode alone ------------------------------
@@ -175,8 +177,9 @@ def test_refuse_protected_walks_the_descriptor_into_an_inner_folder(tmp_path: Pa
         raised = str(exc)
     finally:
         os.close(fd)
+    # str() is the API's wording (out=); the CLI prints cli_line() (--out): f19a2 (h19a M1)
     assert raised == (f"{tmp_path / 'out'}: is planner's own package folder ({pkg}), or a folder inside it, and "
-                      "planner does not write into it. Give another --out, a folder outside it, e.g. --out reports.")
+                      "planner does not write into it. Give another out=, a folder outside it, e.g. out='reports'.")
 
 
 # -- M4: the installed distribution's metadata folder ------------------------------------------------------------

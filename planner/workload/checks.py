@@ -8,6 +8,7 @@ an architecture carries. planner.workload.training and planner.workload.inferenc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -168,7 +169,10 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
         scheme, words = weight_scheme(q)
         return (scheme.weight_format if scheme else None), (scheme.group_size if scheme else None), words
     bits = q.get("bits", q.get("w_bit"))
-    words = f"quant_method {clip_text(method) or '?'}" + (f", bits {bits}" if bits is not None else "")
+    given = q.get("quant_method")  # quoted as the config writes it, not lower-cased (h20b minor 3)
+    named = ("?" if not isinstance(given, str) or not given.strip() else given if re.fullmatch(r"[A-Za-z0-9._-]+", given)
+             else repr(clip_text(given)))
+    words = f"quant_method {named}" + (f", bits {bits}" if bits is not None else "")
     group = q.get("group_size", q.get("q_group_size"))
     # whole numbers only (planner.model.config_keys.check_declared refuses others): 4096.0 is 4096
     group = int(group) if isinstance(group, (int, float)) and not isinstance(group, bool) else None

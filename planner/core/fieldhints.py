@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import close_matches, did_you_mean
-from planner.core.units import NotWhole, exact_float, separator_problem
+from planner.core.units import NotWhole, exact_float, separator_problem, wide_float_text
 
 
 
@@ -505,7 +505,9 @@ def plain_number(value: Any) -> Any:
     numpy's included, a text, a plain int or float) as it is.
 
     ``Decimal('2')`` -> 2, ``Fraction(3, 2)`` -> 1.5, ``numpy.int64(4)`` -> 4, ``Decimal('NaN')`` -> nan
-    (refused by the field as not finite).
+    (refused by the field as not finite). A float wider than a float64 (``numpy.longdouble``) that its float64
+    does not hold is judged as a Decimal is (:func:`planner.core.units.wide_float_text`):
+    ``numpy.longdouble('512.0000000000000001')`` is no whole number, though its float is 512.0.
     """
     if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
             or type(value).__name__ in ("bool_", "bool") or isinstance(value, NotWhole):
@@ -524,5 +526,8 @@ def plain_number(value: Any) -> Any:
     if isinstance(value, numbers.Rational):
         return int(value.numerator) if value.denominator == 1 else exact_float(float(value), value, str(value))
     if isinstance(value, numbers.Real):
+        wide = wide_float_text(value)  # numpy.longdouble('512.0000000000000001'): judged as given, as a Decimal
+        if wide is not None:
+            return exact_float(float(value), Decimal(wide), wide)
         return float(value)
     return value

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.core.fields import Entry
+from planner.core.units import wide_float_text
 from planner.catalog.texts import free_text
 
 #: Kinds of price (``prices[].kind`` and the legacy ``price_kind``).
@@ -81,8 +82,8 @@ def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
     the sum of the lines, planner.solve.solver.choose), so a price with a fraction of a cent (0.005,
     250.005) is refused rather than rounded one way in one sum and the other way in the other. A
     difference below 10^-6 USD is the float's own (0.1 + 0.2 from the API) and is not refused; but digits
-    written beyond what a float holds (``249.999999999999999999``, whose float is 250.0; a Decimal from the
-    API) are judged as written, and refused (h19b #1).
+    written beyond what a float holds (``249.999999999999999999``, whose float is 250.0; a Decimal or a
+    ``numpy.longdouble`` from the API) are judged as written, and refused (h19b #1, h20b N3).
 
     Args:
         quantity: the line's quantity (a scenario's extras): the hint then offers the price of the lot.
@@ -91,7 +92,8 @@ def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
         InputError (of the entry's kind): a fraction of a cent, with the cents below and above as the hint.
     """
     raw = e.data.get(k)  # as given: a Decimal from the API, a NotWhole keeping its text
-    text = e.written(k) or (str(raw) if isinstance(raw, Decimal) else getattr(raw, "text", None))
+    text = e.written(k) or (str(raw) if isinstance(raw, Decimal) else getattr(raw, "text", None)
+                            or wide_float_text(raw))  # numpy.longdouble('10.004999999999999999'): as given (h20b N3)
     exact = _as_written(text)
     if exact is not None and math.isfinite(usd) and exact == Decimal(repr(float(usd))):
         exact = None  # digits a float holds ('0.30000000000000004', 0.1 + 0.2 written out): the float's own error

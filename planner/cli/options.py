@@ -35,7 +35,7 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     if not isinstance(value, str) or param is None:
         return
     opt = param.opts[0]
-    hint = ascii_digits_hint(value, lambda n: f"{opt} {n}")
+    hint = ascii_digits_hint(value, lambda n: f"{opt} {n}", whole=whole)
     if hint is not None:
         from planner.core.fields import ascii_digits
 

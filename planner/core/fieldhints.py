@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import close_matches, did_you_mean
-from planner.core.units import NotWhole, exact_float, separator_problem
+from planner.core.units import NotWhole, exact_float, separator_problem, wide_float_text
 
 
 
@@ -226,10 +226,19 @@ def _int_hint(key: str, value: Any) -> str | None:
     return whole_number_hint(value, lambda n: f"{key}: {n}")
 
 
+#: The separators and signs written with digits of other scripts, as ASCII writes them: the Arabic decimal and
+#: thousands separators (U+066B, U+066C: '٢٬٠٤٨٫٥'), the fullwidth comma, full stop, plus and hyphen-minus (U+FF0C,
+#: U+FF0E, U+FF0B, U+FF0D: '２，０４８'), so that the ASCII spelling hinted is a number (h20b M4).
+_NUMBER_MARKS = {"\u066b": ".", "\u066c": ",", "\uff0c": ",", "\uff0e": ".", "\uff0b": "+", "\uff0d": "-"}
+
+
 def ascii_digits(text: Any) -> str | None:
     """``text`` with its decimal digits of other scripts ('٤٠٩٦', fullwidth '２') written in ASCII ('4096',
     '2'), when it holds any; else None. Python's int() and float() read such digits, YAML and the unit
-    parsers do not: planner refuses them everywhere (CLI, files, API) with this spelling as the hint."""
+    parsers do not: planner refuses them everywhere (CLI, files, API) with this spelling as the hint. The
+    separators and signs written with them (:data:`_NUMBER_MARKS`: '٫' U+066B, '，' U+FF0C) are written in
+    ASCII too ('٠٫٠٥' -> '0.05', '٢٬٠٤٨' -> '2,048'), so the spelling is one a number field reads or asks
+    the usual question of (:func:`ascii_digits_hint`)."""
     if not isinstance(text, str) or text.isascii():
         return None
     import unicodedata
@@ -237,18 +246,28 @@ def ascii_digits(text: Any) -> str | None:
     out = [str(unicodedata.decimal(ch)) if not ch.isascii() and unicodedata.decimal(ch, None) is not None else ch
            for ch in text]
     fixed = "".join(out)
-    return fixed if fixed != text else None
+    if fixed == text:
+        return None
+    return "".join(_NUMBER_MARKS.get(ch, ch) for ch in fixed)
 
 
-def ascii_digits_hint(text: Any, spell: Callable[[str], str]) -> str | None:
+def ascii_digits_hint(text: Any, spell: Callable[[str], str], *, whole: bool = False) -> str | None:
     """'Write ASCII digits: context: 4096.' for a text holding digits of another script (:func:`ascii_digits`),
-    else None."""
+    else None. Where the ASCII spelling holds a comma ('٢٬٠٤٨': '2,048', a thousands separator or a decimal comma,
+    which planner reads as neither) the hint is the one that spelling gets
+    (:func:`planner.core.units.separator_problem`; ``whole``: a whole-number field, whose readings are whole), so
+    that the value hinted is one the field takes (h20b M4)."""
     fixed = ascii_digits(text)
     if fixed is None:
         return None
     fixed = fixed.strip()
     if len(fixed) > 1 and fixed.isdigit() and fixed.startswith("0"):  # '０４': 04 would be refused (YAML 1.1 octal)
         fixed = str(int(fixed))
+    if "," in fixed:
+        alone = re.fullmatch(r"[-+]?[0-9][0-9,.]*", fixed) is not None  # the number alone: its readings normalized
+        separated = separator_problem(fixed, spell, alone=alone, whole=whole)
+        if separated is not None:
+            return f"In ASCII digits it is {fixed!r}, and planner reads no comma in a number. {separated[1]}"
     return f"Write ASCII digits: {spell(fixed)}."
 
 
@@ -310,7 +329,7 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
         return _NO_INFINITE
     if not isinstance(value, str):
         return None
-    foreign = ascii_digits_hint(value, spell)
+    foreign = ascii_digits_hint(value, spell, whole=True)
     if foreign is not None:
         return foreign
     if value.strip().isdigit():
@@ -505,7 +524,9 @@ def plain_number(value: Any) -> Any:
     numpy's included, a text, a plain int or float) as it is.
 
     ``Decimal('2')`` -> 2, ``Fraction(3, 2)`` -> 1.5, ``numpy.int64(4)`` -> 4, ``Decimal('NaN')`` -> nan
-    (refused by the field as not finite).
+    (refused by the field as not finite). A float wider than a float64 (``numpy.longdouble``) that its float64
+    does not hold is judged as a Decimal is (:func:`planner.core.units.wide_float_text`):
+    ``numpy.longdouble('512.0000000000000001')`` is no whole number, though its float is 512.0.
     """
     if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
             or type(value).__name__ in ("bool_", "bool") or isinstance(value, NotWhole):
@@ -524,5 +545,8 @@ def plain_number(value: Any) -> Any:
     if isinstance(value, numbers.Rational):
         return int(value.numerator) if value.denominator == 1 else exact_float(float(value), value, str(value))
     if isinstance(value, numbers.Real):
+        wide = wide_float_text(value)  # numpy.longdouble('512.0000000000000001'): judged as given, as a Decimal
+        if wide is not None:
+            return exact_float(float(value), Decimal(wide), wide)
         return float(value)
     return value

@@ -449,6 +449,29 @@ def dotted_thousands(text: str | None, spell: Callable[[str], str], *, whole: bo
     return problem, "Write " + ", or ".join(readings) + "."
 
 
+def wide_float_text(value: object) -> str | None:
+    """The number a float wider than a float64 holds, as the shortest text that reads back as it
+    (``numpy.longdouble('512.0000000000000001')``, 64 significant bits on x86 Linux: '512.0000000000000001'),
+    when its float64 does not hold it (its float is 512.0, which numpy itself says is not the value); None for
+    any other value (a float64, a float32, a longdouble a float64 holds, NaN, a Decimal, a text). numpy is never
+    imported here: a numpy scalar comes with numpy loaded. Read as Decimal's digits are: judged as given, never as
+    the float they round to (h20b N3)."""
+    if type(value) in (int, float, str, bool) or value is None or isinstance(value, (Decimal, Fraction)) \
+            or type(value).__module__ != "numpy":
+        return None
+    try:
+        rounded = float(value)  # type: ignore[arg-type]
+        if rounded == value or value != value:  # held exactly by a float64, or NaN
+            return None
+        text = str(value)
+        exact = Decimal(text)
+        if not exact.is_finite() or type(value)(text) != value:  # type: ignore[call-arg]
+            return None  # a text that does not read back as the value: not the number given
+    except (TypeError, ValueError, OverflowError, InvalidOperation):
+        return None
+    return text
+
+
 def exact_float(value: float, exact: object, text: str) -> float:
     """``value`` (the float of a number), or a :class:`NotWhole` when it is whole but ``exact`` (the number as a
     ``decimal.Decimal`` or ``fractions.Fraction``, exactly as written) is not."""

@@ -143,7 +143,7 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
             quoted = isinstance(value, str) and value.strip().isdigit()
             zero = quoted and len(value.strip()) > 1 and value.strip().startswith("0")  # 0128: YAML 1.1 reads a text
             foreign = ascii_digits_hint(value, (lambda n: f'"{key}": {n}') if _is_json(where) else
-                                        (lambda n: f"{key}: {n}"))  # '３２': int() reads it, JSON and YAML do not
+                                        (lambda n: f"{key}: {n}"), whole=True)  # '３２': int() reads it, JSON, YAML not
             raise _error(cfg, where, f"{key} must be a whole number, not {_shown(value)}", key,
                          foreign if foreign else
                          f"Write the number without the leading zero: {key}: {int(value)}." if zero else
@@ -332,7 +332,7 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
             if isinstance(group, bool) or not whole or not (group == -1 or 1 <= group <= MAX_QUANT_GROUP):
                 quoted = isinstance(group, str) and group.strip().lstrip("-").isdigit()
                 foreign = ascii_digits_hint(group, (lambda n: f'"{group_key}": {n}') if json else
-                                            (lambda n: f"{group_key}: {n}"))
+                                            (lambda n: f"{group_key}: {n}"), whole=True)
                 raise _error(cfg, where, f"quantization_config.{group_key} must be a whole number of weights per "
                              f"scale (or -1, one group per output column), not {_shown(group)}", "quantization_config",
                              foreign if foreign else

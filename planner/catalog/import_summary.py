@@ -32,7 +32,8 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
     def item(line: int, inst: str) -> str:
         if line < 0:
             return inst
-        return f"line {line}" + ("" if inst.startswith("the row on line ") else f": {inst}")
+        row = f"the row on line {line}"  # a row of no instance type, or one left out of an instance kept: 'of X'
+        return f"line {line}" + (inst[len(row):] if inst == row or inst.startswith(row + " of ") else f": {inst}")
 
     for why in order[:reasons]:
         insts = sorted(by_reason[why])

@@ -5,7 +5,8 @@ import-skypilot.
   refused, naming both lines and the column, as rows differing in vCPUs were; GCP's GPU rows (no instance type) of
   one zone with different accelerators or counts are still read (planner.catalog.skypilot_rows._check_duplicates).
 - N2: a row left out beside a kept row of its instance type (another zone) is counted in the summary by itself
-  ('line 3 of g5.xlarge'; planner.catalog.skypilot.import_file, import_summary.left_out_lines).
+  ('line 3 of g5.xlarge'), a row without a GPU among them (planner.catalog.skypilot.import_file,
+  skypilot_csv.read_rows, import_summary.left_out_lines).
 - M1: numbers are compared by value: '1.006' and '1.0060', '0.4' and '0.40', '1' and '1.0' are one figure, so the
   rows count once; the re-download advice is the problem's hint, said once (skypilot_rows._as_read).
 - M2: a GPU name that is a catalog GPU in NFKC (full-width 'ａ10g') is still left out, its reason naming the
@@ -121,6 +122,16 @@ def test_a_row_left_out_beside_a_kept_one_is_counted(tmp_path: Path) -> None:
     assert left_out_lines(res.skipped) == [
         "left out 1: GPU 'Z10G' has no gpus.yaml entry (line 3 of g5.xlarge)",
         "left out 1: a fraction (1.5) of one A10G, not a whole GPU (line 4 of g5.xlarge)"]
+
+
+def test_a_row_without_a_gpu_beside_a_kept_one_is_counted(tmp_path: Path) -> None:
+    # rows without an accelerator are dropped as they are read (planner.catalog.skypilot_csv), their lines kept
+    path = _aws(tmp_path, _G5, "g5.xlarge,,,4,16,,0.5,0.3,us-east-1,us-east-1b,x86_64",
+                "c5.xlarge,,,4,16,,0.5,0.3,us-east-1,us-east-1b,x86_64")
+    res = import_file(path)
+    assert [r.id for r in res.rows] == ["aws-g5-xlarge"]
+    assert res.skipped == {"c5.xlarge": "no GPU", "the row on line 3 of g5.xlarge": "line 3: no GPU"}
+    assert left_out_lines(res.skipped) == ["left out 2: no GPU (c5.xlarge, line 3 of g5.xlarge)"]
 
 
 def test_left_out_reasons_name_their_lines(tmp_path: Path) -> None:

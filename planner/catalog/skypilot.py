@@ -347,7 +347,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
 
     cap = MAX_FILE_BYTES if max_bytes is None else max_bytes
     gpu_ids = list(gpu_ids) if gpu_ids is not None else None  # read twice: while reading, and after
-    no_gpu: set[str] = set()
+    no_gpu: dict[str, list[str]] = {}  # instance type as written -> the lines of its rows without a GPU
     # rows without an accelerator only say "no GPU" (except GCP's VM rows): dropped as read, to keep memory low
     header, rows = read_rows(path, no_gpu=no_gpu,
                              drop_no_gpu=lambda head: (provider or detect_provider(path, head)) not in (None, "gcp"),
@@ -382,11 +382,13 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     dropped: dict[str, list[tuple[str, str]]] = {}
     zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped)
     for inst in sorted(no_gpu):
-        result.skipped.setdefault(spelled.setdefault(instance_key(provider, inst), inst), "no GPU")
+        key = instance_key(provider, inst)
+        result.skipped.setdefault(spelled.setdefault(key, inst), "no GPU")
+        dropped.setdefault(key, []).extend((line, "no GPU") for line in no_gpu[inst])
     for key, zs in zones.items():
         shown = spelled[key]
         result.skipped.pop(shown, None)
-        for line, why in dropped.get(key, ()):  # a row left out beside one kept: counted by itself (h20b N2)
+        for line, why in dropped.get(key, ()):  # a row left out beside rows that price it: counted (h20b N2)
             result.skipped[f"the row on line {line} of {shown}"] = why if why.startswith("line ") else \
                 f"line {line}: {why}"
         if shown in bad:

@@ -136,7 +136,8 @@ class Imported:
 
 @dataclass
 class ImportResult:
-    """The rows and what was left out (instance type -> reason)."""
+    """The rows and what was left out (instance type -> reason; 'the row on line N' for a row without an instance
+    type, 'the row on line N of X' for a row of X left out beside rows of X that price it)."""
 
     rows: list[Imported] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)

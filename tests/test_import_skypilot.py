@@ -200,8 +200,9 @@ def test_two_rows_of_one_zone_with_different_prices_refuse_the_file(tmp_path):
     with pytest.raises(ImportProblem) as e:
         import_file(path)
     assert str(e.value) == (f"{path}: lines 2 and 3, column Price: two rows for g6.xlarge in us-east-2 zone use2-az2 "
-                            "give '0.8048' and '0.9'; a vms.csv lists one row per instance type and zone: re-download "
-                            "the file")
+                            "give '0.8048' and '0.9'; a vms.csv lists one row per instance type and zone, so neither "
+                            "can be trusted")
+    assert e.value.hint == "Re-download the file (catalogs/v8/<provider>/vms.csv), then import it again."
 
 
 def test_duplicates_zero_and_empty_prices_and_fractional_gpus(tmp_path):
@@ -215,7 +216,7 @@ def test_duplicates_zero_and_empty_prices_and_fractional_gpus(tmp_path):
     assert [(r.id, r.usd_per_hour, r.spot_usd_per_hour) for r in res.rows] == [("aws-g6-xlarge", 0.8048, 0.2599)]
     assert res.skipped == {"g6.2xlarge": "no on-demand price (0 or empty)",
                            "g6.4xlarge": "no on-demand price (0 or empty)",
-                           "g6f.2xlarge": "a fraction (0.25) of one L4, not a whole GPU"}
+                           "g6f.2xlarge": "line 6: a fraction (0.25) of one L4, not a whole GPU"}  # line 1 the header
 
 
 def test_missing_columns_unknown_clouds_and_the_v7_runpod_layout(tmp_path):

@@ -32,7 +32,8 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
     def item(line: int, inst: str) -> str:
         if line < 0:
             return inst
-        return f"line {line}" + ("" if inst.startswith("the row on line ") else f": {inst}")
+        row = f"the row on line {line}"  # a row of no instance type, or one left out of an instance kept: 'of X'
+        return f"line {line}" + (inst[len(row):] if inst == row or inst.startswith(row + " of ") else f": {inst}")
 
     for why in order[:reasons]:
         insts = sorted(by_reason[why])
@@ -62,13 +63,15 @@ def region_note(given: str, cased: str, zones: Mapping[str, str]) -> str | None:
     ``zones`` (zone, or '' for a file without zones -> its region, each as written to the overlay), with what to
     give instead; None when it is one of them (h19b M4). Told for an availability zone ('us-east-1a', of region
     us-east-1), a list ('us-east-1,us-west-2': --region takes one region), and otherwise with the file's regions
-    closest to it (planner.core.errors.close_matches) or, where none is close, the first few of them."""
+    closest to it (planner.core.errors.close_matches) or, where none is close, the first few of them. A long
+    ``given`` is clipped (planner.core.names.clip_text: its first 80 characters and its length)."""
     from planner.core.errors import close_matches
+    from planner.core.names import clip_text
 
     regions = sorted(set(zones.values()))
     if not regions or cased in regions:
         return None
-    said = f"--region {given!r} is no region of the file"
+    said = f"--region {clip_text(given)!r} is no region of the file"  # 5,000 characters echoed as 80 (h20b M6)
     zone = next((r for z, r in zones.items() if z and z.lower() == cased.lower()), None)
     if zone is not None:
         return (f"{said}: it is an availability zone of region {zone}, and --region takes a region; give "

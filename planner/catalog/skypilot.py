@@ -35,7 +35,8 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
   spot price of its regular zones (us-east-2, $0.2599: the same on-demand bill, cheaper spot
   capacity), then the first by name (deterministic, whatever the file's row order). Rows that
   repeat one instance, region and zone with the same figures count once (compared as read: a region, zone
-  or accelerator that differs only in case is the same one, h19b N4); with different figures
+  or accelerator that differs only in case is the same one, h19b N4, and a number is compared by value,
+  '1.006' and '1.0060', h20b M1); with different figures, the accelerator and its count among them (h20b N1),
   the file is refused (a vms.csv lists one row per instance type and zone, so a conflict means a
   damaged or hand-edited file, and neither figure can be trusted);
 * spot: zones whose spot price is below on-demand (a spot price no lower than on-demand is no
@@ -83,6 +84,7 @@ from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, read_rows)
+from planner.catalog.skypilot_rows import LOWER_CASE_INSTANCES, _check_duplicates, instance_key
 from planner.core.names import unsafe_problem
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
@@ -134,7 +136,8 @@ class Imported:
 
 @dataclass
 class ImportResult:
-    """The rows and what was left out (instance type -> reason)."""
+    """The rows and what was left out (instance type -> reason; 'the row on line N' for a row without an instance
+    type, 'the row on line N of X' for a row of X left out beside rows of X that price it)."""
 
     rows: list[Imported] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
@@ -226,47 +229,6 @@ def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequen
                                 "import catalogs/v8/runpod/vms.csv instead")
 
 
-#: The columns that name a row's place: an instance type (its accelerator and count) in a region and zone.
-_KEY_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Region", "AvailabilityZone")
-
-
-def _as_read(provider: str, r: Mapping[str, str]) -> dict[str, str]:
-    """A row's values as the import reads them, to compare two rows (h19b N4): the instance type as
-    :func:`instance_key` groups it, the accelerator case-blind (as :func:`gpu_id` matches it), the region in the
-    cloud's case (planner.catalog.cloud.region_case), the zone in lower case; other columns as written."""
-    out = {k: v for k, v in r.items() if k != "_line"}
-    got = {c: (r.get(c) or "").strip() for c in _KEY_COLUMNS}
-    out.update({"InstanceType": instance_key(provider, got["InstanceType"]),
-                "AcceleratorName": got["AcceleratorName"].lower(), "AcceleratorCount": got["AcceleratorCount"],
-                "Region": region_case(provider, got["Region"]), "AvailabilityZone": got["AvailabilityZone"].lower()})
-    return out
-
-
-def _check_duplicates(path: Path, provider: str, rows: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
-    """The rows with repeats of one (instance, accelerator, region, zone) with the same figures dropped; refuses
-    two rows of one key with different figures (the module docstring). Rows are compared as the import reads
-    them (:func:`_as_read`): 'US-EAST-1' and 'us-east-1', 'A10G' and 'a10g' are one region, one GPU."""
-    seen: dict[tuple[str, ...], tuple[Mapping[str, str], dict[str, str]]] = {}
-    out = []
-    for r in rows:
-        figures = _as_read(provider, r)
-        key = tuple(figures[c] for c in _KEY_COLUMNS)
-        if key not in seen:
-            seen[key] = (r, figures)
-            out.append(r)
-            continue
-        first, first_figures = seen[key]
-        if first_figures == figures:
-            continue  # the same row twice: one row
-        diff = next(k for k in figures if first_figures.get(k, "") != figures.get(k, ""))
-        what = key[0] or f"the {(r.get('AcceleratorName') or '').strip()} x{key[2]} GPU row"
-        zone = f" zone {key[4]}" if key[4] else ""
-        raise ImportProblem(f"{path}: lines {first['_line']} and {r['_line']}, column {diff}: two rows for {what} in "
-                            f"{key[3]}{zone} give {_quoted(first.get(diff) or '')} and {_quoted(r.get(diff) or '')}; a "
-                            "vms.csv lists one row per instance type and zone: re-download the file")
-    return out
-
-
 def _num(value: str | None) -> float | None:
     if value is None or not value.strip():
         return None
@@ -289,19 +251,6 @@ def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str) -> str
     """The catalog GPU id of an instance's accelerator (None: not in the catalog); the alias table's
     :func:`planner.catalog.aliases.catalog_gpu_id`."""
     return catalog_gpu_id(provider, instance, accelerator, gpu_info)
-
-
-#: The clouds whose instance types are all lower case: AWS ('g5.2xlarge', its EC2 API takes no other spelling) and
-#: Google Cloud ('a2-highgpu-1g'), as every row of SkyPilot's catalogs/v8 aws and gcp vms.csv writes them. Azure
-#: ('Standard_NC24ads_A100_v4') and RunPod ('1x_A100-80GB_SECURE') mix cases, so theirs are kept as written.
-LOWER_CASE_INSTANCES = frozenset({"aws", "gcp"})
-
-
-def instance_key(provider: str, instance: str) -> str:
-    """``instance`` as the overlay writes it: in lower case for a cloud of :data:`LOWER_CASE_INSTANCES` (h18b #9:
-    'G5.2XLARGE' was written as is), as written otherwise. The rows of one instance type are grouped by it; a
-    message about an instance type left out quotes it as the file writes it (h19b M5)."""
-    return instance.lower() if provider in LOWER_CASE_INSTANCES else instance
 
 
 def _case_lines(provider: str, rows: Iterable[Mapping[str, str]], kept: set[str]) -> list[str]:
@@ -399,7 +348,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
 
     cap = MAX_FILE_BYTES if max_bytes is None else max_bytes
     gpu_ids = list(gpu_ids) if gpu_ids is not None else None  # read twice: while reading, and after
-    no_gpu: set[str] = set()
+    no_gpu: dict[str, list[str]] = {}  # instance type as written -> the lines of its rows without a GPU
     # rows without an accelerator only say "no GPU" (except GCP's VM rows): dropped as read, to keep memory low
     header, rows = read_rows(path, no_gpu=no_gpu,
                              drop_no_gpu=lambda head: (provider or detect_provider(path, head)) not in (None, "gcp"),
@@ -431,12 +380,18 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     _check_layout(path, provider, header, rows)
     rows = _check_duplicates(path, provider, rows)
     result = ImportResult()
-    zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled)
+    dropped: dict[str, list[tuple[str, str]]] = {}
+    zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped)
     for inst in sorted(no_gpu):
-        result.skipped.setdefault(spelled.setdefault(instance_key(provider, inst), inst), "no GPU")
+        key = instance_key(provider, inst)
+        result.skipped.setdefault(spelled.setdefault(key, inst), "no GPU")
+        dropped.setdefault(key, []).extend((line, "no GPU") for line in no_gpu[inst])
     for key, zs in zones.items():
         shown = spelled[key]
         result.skipped.pop(shown, None)
+        for line, why in dropped.get(key, ()):  # a row left out beside rows that price it: counted (h20b N2)
+            result.skipped[f"the row on line {line} of {shown}"] = why if why.startswith("line ") else \
+                f"line {line}: {why}"
         if shown in bad:
             continue
         row = _pick(provider, key, zs, meta[key], region)
@@ -492,12 +447,19 @@ def _check_ids(path: Path, rows: Sequence[Imported], lines: Mapping[str, str], s
 
 
 def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult, gpu_ids: Iterable[str] | None,
-           spelled: dict[str, str]) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]],
-           dict[str, str]]:
+           spelled: dict[str, str], dropped: dict[str, list[tuple[str, str]]] | None = None,
+           ) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
     """Each instance type's zones (:class:`_Zone`), its (GPU id, count, vCPUs, memory) and first CSV line, keyed by
     :func:`instance_key`; a row that prices nothing is told in ``result.skipped`` under the instance type as the
-    file first writes it (``spelled``, filled here)."""
+    file first writes it (``spelled``, filled here), and kept in ``dropped`` (instance key -> its (line, reason)
+    rows), so that one left out beside a row of its instance type that is kept is still counted (h20b N2)."""
     known = set(gpu_ids) if gpu_ids is not None else None
+    drops: dict[str, list[tuple[str, str]]] = {} if dropped is None else dropped
+
+    def leave(inst: str, shown: str, line: str, why: str) -> None:
+        result.skipped.setdefault(shown, why)
+        drops.setdefault(inst, []).append((line, why))
+
     zones: dict[str, list[_Zone]] = {}
     meta: dict[str, tuple[str, int, int, float]] = {}
     lines: dict[str, str] = {}  # an instance type's first row
@@ -513,22 +475,23 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
         shown = spelled.setdefault(inst, raw)
         if provider == "gcp":
             if inst not in GCP_MACHINES:
-                result.skipped.setdefault(shown, "no GPU (not a GCP accelerator machine type)")
+                leave(inst, shown, r["_line"], "no GPU (not a GCP accelerator machine type)")
                 continue
             acc, count = GCP_MACHINES[inst]
         else:
             acc = (r.get("AcceleratorName") or "").strip()
             given = _num(r.get("AcceleratorCount")) or 0.0
             if acc and 0 < given != int(given):
-                result.skipped.setdefault(shown, f"a fraction ({given:g}) of one {acc}, not a whole GPU")
+                leave(inst, shown, r["_line"],
+                      f"line {r['_line']}: a fraction ({given:g}) of one {acc}, not a whole GPU")
                 continue
             count = int(given)
             if not acc or count <= 0:
-                result.skipped.setdefault(shown, "no GPU")
+                leave(inst, shown, r["_line"], "no GPU")
                 continue
         gid = gpu_id(provider, inst, acc, r.get("GpuInfo") or "")
         if gid is None or (known is not None and gid not in known):
-            result.skipped.setdefault(shown, f"GPU {_quoted(acc)} has no gpus.yaml entry")
+            leave(inst, shown, r["_line"], _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known))
             continue
         price, spot = _num(r["Price"]), _spot(r, result)
         zone = (r.get("AvailabilityZone") or "").strip()
@@ -546,17 +509,31 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
             price = round(price + g_price, 6) if price else None
         if price is not None and price < MIN_USD_PER_HOUR and (price > 0 or _NONZERO.match(r["Price"].strip())):
             # '4.9e-324', or '1e-400', which float() reads as 0: a price below any real one, said as written
-            result.skipped.setdefault(shown, f"an on-demand price of {_quoted(r['Price'].strip())} USD/h, less than "
-                                             f"any real hourly price (at least {MIN_USD_PER_HOUR:g} USD/h)")
+            leave(inst, shown, r["_line"], f"line {r['_line']}: an on-demand price of {_quoted(r['Price'].strip())} "
+                                           "USD/h, less than any real hourly price (at least "
+                                           f"{MIN_USD_PER_HOUR:g} USD/h)")
             continue
         if not price:
-            result.skipped.setdefault(shown, "no on-demand price (0 or empty)")
+            leave(inst, shown, r["_line"], "no on-demand price (0 or empty)")
             continue
         meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
         lines.setdefault(inst, r["_line"])
         zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result), zone, price, spot, parts,
                                                 spot_parts))
     return zones, meta, lines
+
+
+def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str:
+    """Why a row's accelerator ``acc`` is left out: no gpus.yaml entry; where its NFKC form (full-width 'ａ10g' ->
+    'a10g') is one, that is said as a hint, not taken (h20b M2: a row of such letters is not SkyPilot's)."""
+    why = f"GPU {_quoted(acc)} has no gpus.yaml entry"
+    folded = unicodedata.normalize("NFKC", acc)
+    if folded == acc:
+        return why
+    gid = gpu_id(provider, inst, folded, info)
+    if gid is None or (known is not None and gid not in known):
+        return why
+    return f"{why}; it holds {_first_foreign(acc)}: written {_quoted(folded)}, it would be GPU {gid}"
 
 
 def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult) -> dict[tuple[str, int, str, str],
@@ -859,7 +836,7 @@ def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: 
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "MAX_COLUMNS",
-           "MAX_CSV_BYTES", "NUMERIC_COLUMNS", "PROVIDERS", "REQUIRED_COLUMNS", "detect_provider", "gpu_id",
-           "import_file", "is_us", "left_out_lines", "overlay_yaml", "read_rows", "slug", "source_problem",
-           "yaml_text"]
+__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "LOWER_CASE_INSTANCES",
+           "MAX_COLUMNS", "MAX_CSV_BYTES", "NUMERIC_COLUMNS", "PROVIDERS", "REQUIRED_COLUMNS", "detect_provider",
+           "gpu_id", "import_file", "instance_key", "is_us", "left_out_lines", "overlay_yaml", "read_rows", "slug",
+           "source_problem", "yaml_text"]

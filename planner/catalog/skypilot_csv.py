@@ -49,7 +49,7 @@ class ImportProblem(ValueError):
 
 
 def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = None,
-              no_gpu: set[str] | None = None,
+              no_gpu: dict[str, list[str]] | None = None,
               watch: Callable[[list[str]], Callable[[dict[str, str], int], None] | None] | None = None,
               ) -> tuple[list[str], list[dict[str, str]]]:
     """The header and the rows of a vms.csv, each row with its ``_line`` (the file's line number).
@@ -58,7 +58,9 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
         drop_no_gpu: given the header, whether a row of an instance type without an accelerator
             (``AcceleratorName`` empty) may be dropped once checked, its instance type added to
             ``no_gpu`` instead (AWS lists ~10x as many such rows as GPU rows; GCP's VM rows carry no
-            accelerator and are needed). None: every row kept.
+            accelerator and are needed). None: every row kept. ``no_gpu`` maps each such instance type, as
+            written, to the lines of its rows dropped (a row dropped beside a GPU row of its instance type kept is
+            counted by its line, h20b N2).
         watch: given the header, a function called with each row kept (and its line) as it is read, which
             may stop the reading by raising ImportProblem (:func:`import_file`'s size cap); or None.
 
@@ -134,7 +136,7 @@ _QUOTE_HINT = ("Give the provider's vms.csv as SkyPilot publishes it (its quoted
 
 
 def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | None,
-              no_gpu: set[str] | None,
+              no_gpu: dict[str, list[str]] | None,
               watch: Callable[[list[str]], Callable[[dict[str, str], int], None] | None] | None = None,
               ) -> tuple[list[str], list[dict[str, str]]]:
     """The header and rows of ``text`` (:func:`read_rows`). Linear in the text's length: the header is
@@ -180,7 +182,7 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
             rows.append(row)
             continue
         if dropping and not (row.get("AcceleratorName") or "").strip() and (row.get("InstanceType") or "").strip():
-            no_gpu.add(row["InstanceType"].strip())  # type: ignore[union-attr]
+            no_gpu.setdefault(row["InstanceType"].strip(), []).append(str(line))  # type: ignore[union-attr]
             continue
         row["_line"] = str(line)
         rows.append(row)

@@ -477,6 +477,7 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
 
     used = 0  # the overlay's bytes from the files read so far, at the least: all of them share the loader's cap
     region_notes: list[str] = []  # a --region naming no region of a file, with what to give (h19b M4)
+    unsaid: list[str] = []  # those of files that kept nothing
     for f in files:
         try:
             result = import_file(Path(f), provider=provider, region=region, gpu_ids=[g.id for g in catalog.gpus],
@@ -493,7 +494,10 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
         say(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"))
         if result.region_note is not None:
             region_notes.append(escape_unsafe(f"{f}: {result.region_note}"))
-            say("  " + escape_unsafe(result.region_note))
+            if result.rows:  # else said once, after the files: in the error's hint if nothing is kept (h20b M6)
+                say("  " + escape_unsafe(result.region_note))
+            else:
+                unsaid.append("  " + region_notes[-1])
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             say("  " + escape_unsafe(line))
         for line in noted_lines(((result.no_spot_lines, "spot price 0 read as no spot offer"),
@@ -505,10 +509,13 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
                                  (result.instance_case_lines, "instance type in upper case written in lower case, "
                                                               "as the cloud names it"))):
             say("  " + line)
-    if not rows:  # an overlay of nothing would replace a good one: refused, nothing written
+    if rows:
+        for line in unsaid:
+            say(line)
+    else:  # an overlay of nothing would replace a good one: refused, nothing written
         raise InputError(f"no instance was kept from {', '.join(files)} (left out as listed above), so nothing was "
                          f"written to {out / 'cloud.yaml'}",
-                         hint=region_notes[0] if region_notes else
+                         hint=" ".join(region_notes) if region_notes else
                          "Check --provider and --region, and that the file lists GPUs the catalog knows.")
     seen: dict[str, str] = {}
     for f, r in rows_from:

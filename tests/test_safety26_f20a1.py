@@ -1,0 +1,102 @@
+"""Issue 28, hostile pass 20X: findings of report h20a fixed on branch f20a1.
+
+- N1: the cleanup of a stopped run's staging folder left a mount point at a ``.planner-staging-*`` name (a bind
+  mount, another file system) whole: nothing outside ``--out`` is removed, and it is said.
+- m6: a staging-named folder emptied but not removable is said with the reason, not as "it holds (could not be
+  removed), which planner cannot tell it wrote".
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from planner.core.atomic import write_text
+from planner.core.pseudofs import is_mount_point
+from planner.core.reportset import STAGING_PREFIX, ReportSet, _dead_staging_note
+
+MARK = b'planner staging folder 1\n"r.json"\n'
+
+
+def _set(out: Path, text: str = "{}\n") -> ReportSet:
+    with ReportSet(out, set_name="s") as rs:
+        write_text(rs.path("r.json"), text)
+        rs.commit()
+    return rs
+
+
+def _mount(args: list[str]) -> None:
+    """Mount as ``args`` say, or skip: mounts need root (CAP_SYS_ADMIN) and a mount namespace that allows them."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting needs root")
+    done = subprocess.run(["mount", *args], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"mount failed here: {done.stderr.decode(errors='replace').strip()}")
+
+
+def _dead_run(folder: Path, report: Path) -> None:
+    """What a stopped run leaves in its staging folder: a copy of a listed report and the mark listing it."""
+    (folder / "r.json").write_bytes(report.read_bytes())
+    (folder / ".planner-staging").write_bytes(MARK)
+
+
+@pytest.mark.parametrize("kind", ["bind", "tmpfs"])
+def test_mount_point_at_a_staging_name_is_left_whole(tmp_path: Path, kind: str) -> None:
+    out = tmp_path / "out"
+    _set(out)
+    at = out / (STAGING_PREFIX + "abcdefgh")
+    at.mkdir(mode=0o700)
+    outside = tmp_path / "ext"
+    outside.mkdir()
+    if kind == "bind":
+        _mount(["--bind", str(outside), str(at)])
+    else:
+        _mount(["-t", "tmpfs", "-o", "size=1m", "tmpfs", str(at)])
+    try:
+        _dead_run(at, out / "r.json")
+        before = sorted(p.name for p in at.iterdir())
+        rs = _set(out)
+        after = sorted(p.name for p in at.iterdir())
+    finally:
+        subprocess.run(["umount", str(at)], check=True)
+    assert before == [".planner-staging", "r.json"]
+    assert after == before  # nothing removed on the other side of the mount point
+    said = [n for n in rs.notes if n.startswith(f"Left {at}")]
+    assert said and "mount point or on another file system" in said[0] and "removed nothing" in said[0]
+
+
+def test_is_mount_point(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert is_mount_point(plain) is False
+    assert is_mount_point(plain, os.stat(tmp_path).st_dev) is False
+    assert is_mount_point(plain, os.stat(tmp_path).st_dev + 1) is True  # another device than --out's
+    assert is_mount_point(tmp_path / "missing") is True  # cannot be read: nothing removed there
+    assert is_mount_point("/") is True
+
+
+def test_is_mount_point_bind_same_file_system(tmp_path: Path) -> None:
+    src, at = tmp_path / "src", tmp_path / "at"
+    src.mkdir()
+    at.mkdir()
+    _mount(["--bind", str(src), str(at)])
+    try:
+        assert os.stat(at).st_dev == os.stat(tmp_path).st_dev  # the device alone cannot tell it
+        seen = is_mount_point(at)
+    finally:
+        subprocess.run(["umount", str(at)], check=True)
+    assert seen is True
+
+
+def test_not_removable_folder_said_with_its_reason() -> None:
+    out, folder = Path("o"), Path("o") / (STAGING_PREFIX + "x")
+    line = _dead_staging_note(out, folder, 1, ["(could not be removed: Device or resource busy)"])
+    assert line.startswith(f"Left {folder}: it could not be removed (Device or resource busy); check it")
+    assert "Planner removed the 1 file(s)" in line
+    assert "it holds" not in line and "cannot tell it wrote" not in line
+    empty = _dead_staging_note(out, folder, 0, ["(could not be removed: Device or resource busy)"])
+    assert empty == (f"Left {folder}: it could not be removed (Device or resource busy); check it and remove it "
+                     "yourself.")

@@ -4,6 +4,7 @@
   mount, another file system) whole: nothing outside ``--out`` is removed, and it is said.
 - m6: a staging-named folder emptied but not removable is said with the reason, not as "it holds (could not be
   removed), which planner cannot tell it wrote".
+- m2: a stale report made read-only is kept and said (``Kept ...: it was made read-only``), and the run goes on.
 """
 
 from __future__ import annotations
@@ -100,3 +101,25 @@ def test_not_removable_folder_said_with_its_reason() -> None:
     empty = _dead_staging_note(out, folder, 0, ["(could not be removed: Device or resource busy)"])
     assert empty == (f"Left {folder}: it could not be removed (Device or resource busy); check it and remove it "
                      "yourself.")
+
+
+def test_read_only_stale_report_kept_and_run_goes_on(tmp_path: Path) -> None:
+    # m2: the md of an earlier run, made read-only, is a stale report under --format json: kept, said, exit 0
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "qlora-7b-12gb.yaml"
+    out = tmp_path / "rp"
+    first = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json,md"])
+    assert first.exit_code == 0, first.output
+    md = out / "qlora-7b-12gb.md"
+    text = md.read_text()
+    md.chmod(0o444)
+    run = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
+    md.chmod(0o644)
+    assert run.exit_code == 0, run.output
+    assert md.read_text() == text
+    assert (out / "qlora-7b-12gb.json").is_file()
+    said = " ".join(run.output.split())  # notes wrap at the terminal width
+    assert f"Kept {md}, a name of this report set not written this time: it was made read-only" in said

@@ -88,7 +88,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
             _replaceable(out / name)
         elif _lexists(out / name):
             _not_another_sets(out, name, manifest, set_name)
-            if _owns(out, name, manifest, set_name):
+            if _owns(out, name, manifest, set_name) and not _made_read_only(out / name):  # read-only: kept, said
                 _replaceable(out / name)
 
 
@@ -110,6 +110,15 @@ def check_name(name: str) -> None:
     if size > NAME_MAX_BYTES:
         raise DestinationError(f"the report name {name[:40]!r}... is {size} bytes, more than the {NAME_MAX_BYTES} a "
                           "file name may have. Give the scenario a shorter name.")
+
+
+def _made_read_only(path: Path) -> bool:
+    """Whether ``path`` is a regular file without any write permission bit (made read-only), links not followed."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and not st.st_mode & 0o222
 
 
 def _lexists(path: Path) -> bool:

@@ -87,8 +87,8 @@ from planner.core.tempdir import temp_folder, temp_within
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
 from planner.core.names import escape_unsafe
 from planner.core.pseudofs import is_mount_point
-from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _not_another_sets, _owned_or_refused,
-                                       _owns, _replaceable, _same_set, check_name)
+from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
+                                       _owned_or_refused, _owns, _replaceable, _same_set, check_name)
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
 
@@ -356,6 +356,9 @@ class ReportSet:
         # a stale report goes only when it is this set's and unchanged; another's file stays where it is
         removed = [n for n in self._stale if n not in self._names and _lexists(self.out / n)
                    and _owns(self.out, n, manifest, self.set_name) and not _is_input(self.out / n, self.inputs)]
+        # a stale report made read-only is kept and said (as an edited one is), not a reason to stop the run
+        read_only = [n for n in removed if _made_read_only(self.out / n)]
+        removed = [n for n in removed if n not in read_only]
         for name in removed:
             _replaceable(self.out / name)
         for name in self._stale:
@@ -372,6 +375,10 @@ class ReportSet:
                         why = "it cannot be read, so planner cannot tell it is the report it wrote"
                 except OSError:
                     pass
+                if name in read_only:
+                    why = ("it was made read-only, and planner does not remove a file that was made read-only "
+                           f"(make it writable, chmod u+w '{escape_unsafe(str(self.out / name))}', to let the next "
+                           "run remove it, or remove it yourself)")
                 if _is_input(self.out / name, self.inputs):  # kept because this run reads it, whatever its bytes
                     why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")

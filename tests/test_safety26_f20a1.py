@@ -4,6 +4,7 @@
   mount, another file system) whole: nothing outside ``--out`` is removed, and it is said.
 - m6: a staging-named folder emptied but not removable is said with the reason, not as "it holds (could not be
   removed), which planner cannot tell it wrote".
+- m5: ``--out`` removed or moved away during the run is said as that, not as permissions or disk room.
 - m2: a stale report made read-only is kept and said (``Kept ...: it was made read-only``), and the run goes on.
 """
 
@@ -123,3 +124,41 @@ def test_read_only_stale_report_kept_and_run_goes_on(tmp_path: Path) -> None:
     assert (out / "qlora-7b-12gb.json").is_file()
     said = " ".join(run.output.split())  # notes wrap at the terminal width
     assert f"Kept {md}, a name of this report set not written this time: it was made read-only" in said
+
+
+@pytest.mark.parametrize("when", ["before path()", "after path()"])
+def test_out_removed_during_the_run_is_said_as_that(tmp_path: Path, when: str) -> None:
+    # m5: --out removed by another shell while the reports are staged: the line says the folder went, not
+    # permissions or disk room (before path(): the name is listed in the staging mark; after: the file written)
+    import shutil
+
+    from planner.core.errors import OutputError
+
+    out = tmp_path / "del"
+    with pytest.raises(OutputError) as info:
+        with ReportSet(out, set_name="s") as rs:
+            if when == "after path()":
+                target = rs.path("r.json")
+                shutil.rmtree(out)
+            else:
+                shutil.rmtree(out)
+                target = rs.path("r.json")
+            write_text(target, "{}\n")
+    line = str(info.value)
+    expected = (f"{out / 'r.json'}: cannot write (No such file or directory): the folder {out} is not there "
+                "(removed or moved away during the run)" if when == "after path()" else
+                f"{out}: was removed or moved away during the run (No such file or directory)")
+    assert line.startswith(expected)
+    assert "writable" not in line and "disk" not in line
+    assert not out.exists()  # nothing made again where it was
+
+
+def test_file_whose_folder_was_moved_away(tmp_path: Path) -> None:
+    from planner.core.errors import OutputError
+
+    folder = tmp_path / "cal"
+    folder.mkdir()
+    folder.rename(tmp_path / "cal.old")
+    with pytest.raises(OutputError) as info:
+        write_text(folder / "calibration.yaml", "x")
+    assert "the folder " + str(folder) + " is not there (removed or moved away during the run)" in str(info.value)

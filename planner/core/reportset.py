@@ -301,6 +301,10 @@ class ReportSet:
                 fh.write(json.dumps(name) + "\n")
             self._recorded.append(name)
         except OSError as exc:
+            if exc.errno == errno.ENOENT and not os.path.isdir(self._staging):  # rm -rf or mv from another shell
+                gone = self.out if not os.path.isdir(self.out) else self._staging
+                raise OutputError(f"{gone}: was removed or moved away during the run ({exc.strerror or exc}), so "
+                                  "planner could not write there. Check where it went and run again.") from None
             hint = f" {full_hint(exc)}" if disk_full(exc) else ""
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).{hint}") from None
 

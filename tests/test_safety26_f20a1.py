@@ -5,6 +5,7 @@
 - m6: a staging-named folder emptied but not removable is said with the reason, not as "it holds (could not be
   removed), which planner cannot tell it wrote".
 - m5: ``--out`` removed or moved away during the run is said as that, not as permissions or disk room.
+- m3: the checkout's ``planner.egg-info`` (beside the package, where it exists) is refused as ``--out``.
 - m2: a stale report made read-only is kept and said (``Kept ...: it was made read-only``), and the run goes on.
 """
 
@@ -162,3 +163,36 @@ def test_file_whose_folder_was_moved_away(tmp_path: Path) -> None:
     with pytest.raises(OutputError) as info:
         write_text(folder / "calibration.yaml", "x")
     assert "the folder " + str(folder) + " is not there (removed or moved away during the run)" in str(info.value)
+
+
+def test_checkout_egg_info_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # m3: the checkout's planner.egg-info (setuptools' build metadata beside the package, which an editable
+    # install makes) is refused as --out, as the installed dist-info is; made here for the test where missing
+    import shutil
+
+    from click.testing import CliRunner
+
+    import planner
+    from planner.cli.main import main
+    from planner.core import protected
+
+    egg = Path(planner.__file__).resolve().parent.parent / "planner.egg-info"
+    made = not egg.exists()
+    if made:
+        egg.mkdir()
+        (egg / "PKG-INFO").write_text("Name: planner\n")
+    monkeypatch.setattr(protected, "_metadata_folder", lambda: None)  # the checkout's folder alone refuses it
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "qlora-7b-12gb.yaml"
+    monkeypatch.chdir(tmp_path)
+    try:
+        before = sorted(p.name for p in egg.iterdir())
+        r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(egg), "--format", "json"])
+        after = sorted(p.name for p in egg.iterdir())
+    finally:
+        if made:
+            shutil.rmtree(egg)
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {egg}: is planner's own package metadata folder ({egg}), or a folder inside it, "
+                        "and planner does not write into it. Give another --out, a folder outside it, e.g. --out "
+                        "reports.\n")
+    assert after == before

@@ -6,6 +6,8 @@
   removed), which planner cannot tell it wrote".
 - m5: ``--out`` removed or moved away during the run is said as that, not as permissions or disk room.
 - m3: the checkout's ``planner.egg-info`` (beside the package, where it exists) is refused as ``--out``.
+- m1: ``calibrate --out`` on a read-only file system, under /proc or /sys, or below a regular file is refused
+  before the measurement (one Error line).
 - m2: a stale report made read-only is kept and said (``Kept ...: it was made read-only``), and the run goes on.
 """
 
@@ -196,3 +198,62 @@ def test_checkout_egg_info_is_refused(tmp_path: Path, monkeypatch: pytest.Monkey
                         "and planner does not write into it. Give another --out, a folder outside it, e.g. --out "
                         "reports.\n")
     assert after == before
+
+
+CAL = ["--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16", "--micro-batch", "2", "--seq-len", "512"]
+
+
+def _calibrate_refused(out: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``calibrate --out out``'s error line; the measurement stands in as a failure, so a run that got past the
+    destination checks is seen."""
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+    from planner.validate import calibrate as cal
+
+    def measured(*_a, **_k):
+        raise AssertionError("the measurement started")
+
+    monkeypatch.setattr(cal, "run_calibration", measured)
+    r = CliRunner().invoke(main, ["calibrate", *CAL, "--out", out])
+    assert r.exit_code == 2, (r.output, r.exception)
+    return r.stderr
+
+
+def test_calibrate_out_below_a_file_is_refused_before_the_measurement(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # m1: the folder of --out is a regular file (or lies below one): said before the measurement
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fileparent").write_text("x")
+    for out in ("fileparent/cal.yaml", "fileparent/sub/cal.yaml"):
+        line = _calibrate_refused(out, monkeypatch)
+        assert line == (f"Error: {out}: would be made in fileparent, which is a regular file, not a folder. Give "
+                        "--out a file in a folder you can write (it is created if missing), e.g. --out "
+                        "./calibration.yaml.\n")
+
+
+@pytest.mark.parametrize("out, kind", [("/proc/self/cal.yaml", "proc"), ("/sys/cal.yaml", "sysfs")])
+def test_calibrate_out_on_a_pseudo_file_system_is_refused(out: str, kind: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.core.pseudofs import file_system_type
+
+    if file_system_type(str(Path(out).parent)) != kind:
+        pytest.skip(f"{Path(out).parent} is not {kind} here")
+    line = _calibrate_refused(out, monkeypatch)
+    assert line.startswith(f"Error: {out}: would be made in {Path(out).parent}, a folder of the {kind} file system")
+    assert line.endswith("Give --out a file on a disk (its folder is created if missing).\n")
+
+
+def test_calibrate_out_on_a_read_only_file_system_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ro = tmp_path / "rodir"
+    ro.mkdir()
+    _mount(["-t", "tmpfs", "-o", "ro,size=100k", "tmpfs", str(ro)])
+    try:
+        lines = [_calibrate_refused(str(ro / "cal.yaml"), monkeypatch),
+                 _calibrate_refused(str(ro / "sub" / "cal.yaml"), monkeypatch)]
+    finally:
+        subprocess.run(["umount", str(ro)], check=True)
+    for line, out in zip(lines, (ro / "cal.yaml", ro / "sub" / "cal.yaml")):
+        assert line == (f"Error: {out}: cannot be written: the folder {ro} is not writable (Read-only file system), "
+                        "so the measurement's result could not be saved. Give --out a file in a folder you can "
+                        "write (it is created if missing), e.g. --out ./calibration.yaml.\n")

@@ -63,12 +63,13 @@ def _nearest_existing(path: Path) -> Path | None:
     return None
 
 
-def refuse_pseudo_fs(out: Path, what: str = "--out") -> None:
+def refuse_pseudo_fs(out: Path, what: str = "--out", give: str = "a folder on a disk (it is created if missing)") -> None:
     """Refuse an output folder ``out`` (or, when it does not exist yet, the folder it would be made in) on a pseudo
     file system (:data:`PSEUDO_FILE_SYSTEMS`).
 
     Args:
         what: the option that names it, for the hint ('--out').
+        give: what to give it instead, for the hint (a file, for ``calibrate --out``).
 
     Raises:
         DestinationError: naming the folder, its file system and what to do.
@@ -82,8 +83,7 @@ def refuse_pseudo_fs(out: Path, what: str = "--out") -> None:
     shown = escape_unsafe(str(out))
     where = "is a folder" if at == Path(out) else f"would be made in {escape_unsafe(str(at))}, a folder"
     raise DestinationError(f"{shown}: {where} of the {kind} file system, a pseudo file system that the kernel makes "
-                           f"up for its own state: it holds no file planner can write. Give {what} a folder on a "
-                           "disk (it is created if missing).")
+                           f"up for its own state: it holds no file planner can write. Give {what} {give}.")
 
 
 def _unescape_mountinfo(field: str) -> str:

@@ -8,6 +8,8 @@
 - m3: the checkout's ``planner.egg-info`` (beside the package, where it exists) is refused as ``--out``.
 - m1: ``calibrate --out`` on a read-only file system, under /proc or /sys, or below a regular file is refused
   before the measurement (one Error line).
+- m4: a file planner did not write whose name differs from a new report's only in case or Unicode form (NFD
+  and NFC) is refused, naming both names.
 - m2: a stale report made read-only is kept and said (``Kept ...: it was made read-only``), and the run goes on.
 """
 
@@ -257,3 +259,58 @@ def test_calibrate_out_on_a_read_only_file_system_is_refused(tmp_path: Path, mon
         assert line == (f"Error: {out}: cannot be written: the folder {ro} is not writable (Read-only file system), "
                         "so the measurement's result could not be saved. Give --out a file in a folder you can "
                         "write (it is created if missing), e.g. --out ./calibration.yaml.\n")
+
+
+@pytest.mark.parametrize("theirs", ["QLORA-7B-12GB.json", "qlora-7b-12gb.JSON"])
+def test_a_foreign_file_differing_only_in_case_is_refused(tmp_path: Path, theirs: str) -> None:
+    # m4: the user's own file that a case-insensitive file system stores as the report: refused, both named
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "qlora-7b-12gb.yaml"
+    out = tmp_path / "cs"
+    out.mkdir()
+    (out / theirs).write_text("mine")
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {out / 'qlora-7b-12gb.json'}: would sit beside {out / theirs}, a file planner did "
+                        f"not write, and the two names ({theirs!r} and 'qlora-7b-12gb.json') differ only in upper "
+                        "and lower case or in Unicode form (composed or decomposed), which macOS and Windows store "
+                        "as one file. Move that file away or give another --out.\n")
+    assert sorted(p.name for p in out.iterdir()) == [theirs]  # nothing written beside it
+
+
+def test_a_foreign_file_in_another_unicode_form_is_refused(tmp_path: Path) -> None:
+    import unicodedata
+
+    from planner import plan
+    from planner.core.errors import DestinationError
+
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "qlora-7b-12gb.yaml"
+    cafe = tmp_path / "cafe.yaml"
+    cafe.write_text(scenario.read_text().replace("name: qlora-7b-12gb", "name: café", 1))
+    assert "name: café" in cafe.read_text()
+    out = tmp_path / "nf"
+    out.mkdir()
+    decomposed = unicodedata.normalize("NFD", "café") + ".md"
+    (out / decomposed).write_text("mine")
+    with pytest.raises(DestinationError) as info:
+        plan(str(cafe), out=str(out), format="md")
+    line = str(info.value)
+    assert "a file planner did not write" in line and "('cafe\\u0301.md' and 'caf\\xe9.md')" in line
+    assert [p.name for p in out.iterdir()] == [decomposed]
+
+
+def test_this_sets_own_report_in_another_form_is_not_refused(tmp_path: Path) -> None:
+    # planner's own earlier report (listed in the manifest) in the other spelling is the same set's: no refusal
+    import unicodedata
+
+    from planner import plan
+
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "qlora-7b-12gb.yaml"
+    out = tmp_path / "nf"
+    for form in ("NFD", "NFC"):
+        text = scenario.read_text().replace("name: qlora-7b-12gb", "name: " + unicodedata.normalize(form, "café"), 1)
+        (tmp_path / "s.yaml").write_text(text)
+        plan(str(tmp_path / "s.yaml"), out=str(out), format="md")

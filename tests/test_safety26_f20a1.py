@@ -109,6 +109,7 @@ def test_not_removable_folder_said_with_its_reason() -> None:
                      "yourself.")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_read_only_stale_report_kept_and_run_goes_on(tmp_path: Path) -> None:
     # m2: the md of an earlier run, made read-only, is a stale report under --format json: kept, said, exit 0
     from click.testing import CliRunner
@@ -302,6 +303,7 @@ def test_a_foreign_file_in_another_unicode_form_is_refused(tmp_path: Path) -> No
     assert [p.name for p in out.iterdir()] == [decomposed]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_this_sets_own_report_in_another_form_is_not_refused(tmp_path: Path) -> None:
     # planner's own earlier report (listed in the manifest) in the other spelling is the same set's: no refusal
     import unicodedata

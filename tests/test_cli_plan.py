@@ -150,8 +150,9 @@ def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path):
     assert (p.stat().st_mode & 0o777) == 0o666 & ~_umask()
     with pytest.raises(OutputError) as e:
         write_text(tmp_path / "missing" / "r.json", "x")
-    assert str(e.value) == (f"{tmp_path / 'missing' / 'r.json'}: cannot write (No such file or directory). "
-                            "Check that its directory is writable and the disk has room.")
+    assert str(e.value) == (f"{tmp_path / 'missing' / 'r.json'}: cannot write (No such file or directory): the "
+                            f"folder {tmp_path / 'missing'} is not there (removed or moved away during the run). "
+                            "Check where it went and run again.")
 
 
 def _umask():

@@ -263,8 +263,8 @@ def test_a_report_of_an_earlier_plan_not_written_again_goes_with_the_new_set(tmp
     assert "Removed the stale" in r.output and "qlora-7b-12gb.md of an earlier plan" in r.output
 
 
-def test_a_read_only_stale_report_is_refused_before_the_work(tmp_path: Path) -> None:
-    # it could be neither replaced nor removed: said in one line before planning, nothing changed
+def test_a_read_only_stale_report_is_kept_and_said(tmp_path: Path) -> None:
+    # h20a m2: a stale report made read-only is kept and said, as an edited one is; the run goes on
     from planner import plan
 
     out = tmp_path / "o"
@@ -273,12 +273,14 @@ def test_a_read_only_stale_report_is_refused_before_the_work(tmp_path: Path) -> 
     md.chmod(stat.S_IRUSR)
     before = _listing(out)
     try:
-        with pytest.raises(OutputError) as err:
-            plan(str(_scenario(tmp_path, 8192)), out=str(out), format="csv")
+        result = plan(str(_scenario(tmp_path, 8192)), out=str(out), format="csv")
     finally:
         md.chmod(stat.S_IRUSR | stat.S_IWUSR)
-    assert "qlora-7b-12gb.md" in str(err.value) and "read-only" in str(err.value)
-    assert _listing(out) == before
+    after = _listing(out)
+    assert after["qlora-7b-12gb.md"] == before["qlora-7b-12gb.md"]  # kept, untouched
+    assert after["qlora-7b-12gb.csv"] != before["qlora-7b-12gb.csv"]  # the csv of the 8,192-token plan
+    said = [n for n in result.notes if n.startswith(f"Kept {md}")]
+    assert said and "made read-only" in said[0] and "chmod u+w" in said[0]
 
 
 def test_nothing_fitting_after_a_plan_removes_all_of_that_plans_reports(tmp_path: Path) -> None:

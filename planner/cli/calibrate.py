@@ -82,6 +82,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
             from planner.core.atomic import dangling_line
 
             raise DestinationError(dangling_line(folder))
+    refuse_unwritable_out(path)  # a read-only file system, /proc or /sys, a file as its folder: said now
     if path.parent.is_dir():  # a folder (or a link on the way) another user can change: the file could land elsewhere
         from planner.core.sharing import refuse_shared_folder
 
@@ -184,3 +185,40 @@ def refuse_odd_out(path: Path) -> None:
     raise DestinationError(f"{path}: is {_kind(mode)}, not a regular file: calibrate reads the calibration file it "
                            "adds its result to, then replaces it. Give --out the path of a calibration file (it is "
                            "created if missing), e.g. --out ./calibration.yaml.")
+
+
+def refuse_unwritable_out(path: Path) -> None:
+    """Refuse, before the measurement, a calibration file that could not be written when it ends (the checks
+    ``plan --out`` makes before its work): on a pseudo file system (/proc, /sys: planner.core.pseudofs), below a
+    regular file (or anything that is not a folder), or in a folder (the nearest one that exists, where the
+    file's folder is still to be made) this user cannot write: a read-only file system, or no write permission.
+
+    Raises:
+        DestinationError: naming the file, the folder and why, with what to give instead.
+    """
+    import stat
+
+    from planner.core.errors import DestinationError
+    from planner.core.infile import _kind
+    from planner.core.pseudofs import refuse_pseudo_fs
+
+    hint = "Give --out a file in a folder you can write (it is created if missing), e.g. --out ./calibration.yaml."
+    refuse_pseudo_fs(path, "--out", "a file on a disk (its folder is created if missing)")
+    for folder in (path.parent, *path.parent.parents):
+        try:
+            st = os.stat(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # still to be made (or below a file: that file is found further up)
+        except OSError:
+            return  # cannot be looked at: said by the write itself
+        if not stat.S_ISDIR(st.st_mode):
+            kind = "a regular file" if stat.S_ISREG(st.st_mode) else (_kind(st.st_mode) or "not a folder")
+            raise DestinationError(f"{path}: would be made in {folder}, which is {kind}, not a folder. " + hint)
+        if not os.access(folder, os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
+            try:
+                why = "Read-only file system" if os.statvfs(folder).f_flag & os.ST_RDONLY else "Permission denied"
+            except OSError:
+                why = "Permission denied"
+            raise DestinationError(f"{path}: cannot be written: the folder {folder} is not writable ({why}), so the "
+                                   "measurement's result could not be saved. " + hint)
+        return

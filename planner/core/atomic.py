@@ -109,6 +109,14 @@ def full_hint(exc: OSError) -> str:
     return f"The folder can be written, but {what}: free some space, or give --out a folder on another disk."
 
 
+def gone_folder(shown: Path, exc: OSError) -> str:
+    """The line for a file that cannot be written because its folder ``shown.parent`` (the output folder, for a
+    report) no longer exists at that path: removed or moved away (``rm -rf``, ``mv`` from another shell) during
+    the run (``exc``: ENOENT)."""
+    return (f"{shown}: cannot write ({exc.strerror or exc}): the folder {shown.parent} is not there (removed or "
+            "moved away during the run). Check where it went and run again.")
+
+
 def sha256_file(path: Path) -> str:
     """The SHA-256 of the file ``path`` (hex), read in 1 MiB pieces.
 
@@ -218,6 +226,8 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         if exc.errno == errno.EFBIG:  # ulimit -f: Python ignores SIGXFSZ, so the write fails with EFBIG (write(2))
             raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}): the file-size limit "
                               "('ulimit -f') stopped it. Raise the limit and run again.") from None
+        if exc.errno == errno.ENOENT and not os.path.isdir(directory):  # rm -rf or mv of the folder meanwhile
+            raise OutputError(gone_folder(shown_path(path), exc)) from None
         raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
                           "and the disk has room.") from None
     finally:

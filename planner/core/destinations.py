@@ -88,7 +88,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
             _replaceable(out / name)
         elif _lexists(out / name):
             _not_another_sets(out, name, manifest, set_name)
-            if _owns(out, name, manifest, set_name):
+            if _owns(out, name, manifest, set_name) and not _made_read_only(out / name):  # read-only: kept, said
                 _replaceable(out / name)
 
 
@@ -110,6 +110,15 @@ def check_name(name: str) -> None:
     if size > NAME_MAX_BYTES:
         raise DestinationError(f"the report name {name[:40]!r}... is {size} bytes, more than the {NAME_MAX_BYTES} a "
                           "file name may have. Give the scenario a shorter name.")
+
+
+def _made_read_only(path: Path) -> bool:
+    """Whether ``path`` is a regular file without any write permission bit (made read-only), links not followed."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and not st.st_mode & 0o222
 
 
 def _lexists(path: Path) -> bool:
@@ -212,6 +221,7 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
     path = out / name
     refuse_input(path, inputs)  # also a name the run reads when it is there
     _case_clash(out, name, manifest, set_name)
+    _foreign_case_clash(out, name, manifest)
     if not _lexists(path) or _same_set(_owner(out, name, manifest), set_name):
         _drawn_alike(out, manifest, set_name)
         return
@@ -260,6 +270,34 @@ def _case_clash(out: Path, name: str, manifest: dict[str, dict], set_name: str) 
         raise DestinationError(f"{out / name}: would sit beside {other!r}, a report of {owner!r}, and the two names "
                                "differ only in upper and lower case, which a case-insensitive file system (macOS, "
                                "Windows) stores as one file. Give another --out, or give the scenario another name.")
+
+
+def _one_file_key(name: str) -> str:
+    """``name`` as a case-insensitive, normalising file system (APFS, HFS+, NTFS, exFAT, SMB shares) stores it:
+    Unicode NFC (composed and decomposed spellings one name) and default case folding."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+
+
+def _foreign_case_clash(out: Path, name: str, manifest: dict[str, dict]) -> None:
+    """Refuse (DestinationError) to write ``out/name`` beside a file planner did not write there (not in the
+    manifest) whose name differs from it only in case or Unicode normalisation ('QLORA.json', 'cafe' + U+0301
+    beside 'café' composed): the folder copied to macOS, Windows or a USB stick (exFAT) would keep one of the two,
+    and the user's file is the one to keep. Another set's such report is :func:`_case_clash`'s."""
+    key = _one_file_key(name)
+    try:
+        names = [e.name for e in os.scandir(out)]
+    except OSError:
+        return
+    for other in names:
+        if other == name or other in manifest or _one_file_key(other) != key:
+            continue
+        both = f"{other!r} and {name!r}" if other.isascii() and name.isascii() else f"{other!a} and {name!a}"
+        raise DestinationError(f"{out / name}: would sit beside {out / other}, a file planner did not write, and the "
+                               f"two names ({both}) differ only in upper and lower case or in Unicode form "
+                               "(composed or decomposed), which macOS and Windows store as one file. Move that file "
+                               "away or give another --out.")
 
 
 def _drawn_alike(out: Path, manifest: dict[str, dict], set_name: str) -> None:

@@ -20,11 +20,17 @@ from planner.core.errors import DestinationError
 
 def _protected() -> list[Path]:
     """The shipped catalog (where it is beside the package: a source checkout), the planner package, and the
-    installed distribution's metadata folder (``planner-*.dist-info``: :func:`_metadata_folder`), where found."""
+    installed distribution's metadata folder (``planner-*.dist-info``: :func:`_metadata_folder`) and the
+    checkout's ``planner.egg-info`` beside the package (setuptools' build metadata), where found."""
     package = Path(__file__).resolve().parent.parent  # planner/
     found = [package, package.parent / "catalog"] if (package.parent / "catalog").is_dir() else [package]
-    meta = _metadata_folder()
-    return found + [meta] if meta is not None and meta not in found else found
+    # the checkout's build metadata (``pip install -e .`` makes ``planner.egg-info`` beside the package), where it
+    # is: importlib.metadata reads it when the checkout is on sys.path, whichever one the installer registered
+    checkout = package.parent / "planner.egg-info"
+    for meta in (_metadata_folder(), checkout.resolve() if checkout.is_dir() else None):
+        if meta is not None and meta not in found:
+            found = [*found, meta]
+    return found
 
 
 def _metadata_folder() -> Path | None:

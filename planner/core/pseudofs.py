@@ -63,12 +63,13 @@ def _nearest_existing(path: Path) -> Path | None:
     return None
 
 
-def refuse_pseudo_fs(out: Path, what: str = "--out") -> None:
+def refuse_pseudo_fs(out: Path, what: str = "--out", give: str = "a folder on a disk (it is created if missing)") -> None:
     """Refuse an output folder ``out`` (or, when it does not exist yet, the folder it would be made in) on a pseudo
     file system (:data:`PSEUDO_FILE_SYSTEMS`).
 
     Args:
         what: the option that names it, for the hint ('--out').
+        give: what to give it instead, for the hint (a file, for ``calibrate --out``).
 
     Raises:
         DestinationError: naming the folder, its file system and what to do.
@@ -82,5 +83,38 @@ def refuse_pseudo_fs(out: Path, what: str = "--out") -> None:
     shown = escape_unsafe(str(out))
     where = "is a folder" if at == Path(out) else f"would be made in {escape_unsafe(str(at))}, a folder"
     raise DestinationError(f"{shown}: {where} of the {kind} file system, a pseudo file system that the kernel makes "
-                           f"up for its own state: it holds no file planner can write. Give {what} a folder on a "
-                           "disk (it is created if missing).")
+                           f"up for its own state: it holds no file planner can write. Give {what} {give}.")
+
+
+def _unescape_mountinfo(field: str) -> str:
+    """A mount point as ``/proc/self/mountinfo`` writes it, its space, tab, newline and backslash written as
+    three octal digits after a backslash (``\\040``; proc_pid_mountinfo(5)), decoded."""
+    import re
+
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def is_mount_point(path: str | Path, device: int | None = None) -> bool:
+    """Whether the folder ``path`` (not followed if a link) is a mount point or on another file system: its
+    ``st_dev`` differs from ``device`` (the output folder's, when given) or from its parent's, or
+    ``/proc/self/mountinfo`` lists it as a mount point (field 5) -- a bind mount of a folder of the same file
+    system keeps the device, so only that list tells it. True also when ``path`` cannot be read (nothing is
+    removed there then). Where the mount list cannot be read (not Linux), the devices alone decide."""
+    try:
+        st = os.lstat(path)
+        up = os.stat(os.path.join(os.fspath(path), ".."))
+    except (OSError, ValueError):
+        return True
+    if st.st_dev != up.st_dev or (device is not None and st.st_dev != device) or st.st_ino == up.st_ino:
+        return True
+    real = os.path.realpath(path)
+    try:
+        with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()
+    except (OSError, ValueError):
+        return False
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 4 and _unescape_mountinfo(fields[4]) == real:
+            return True
+    return False

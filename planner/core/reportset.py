@@ -86,8 +86,9 @@ from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F4
 from planner.core.tempdir import temp_folder, temp_within
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
 from planner.core.names import escape_unsafe
-from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _not_another_sets, _owned_or_refused,
-                                       _owns, _replaceable, _same_set, check_name)
+from planner.core.pseudofs import is_mount_point
+from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
+                                       _owned_or_refused, _owns, _replaceable, _same_set, check_name)
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
 
@@ -300,6 +301,10 @@ class ReportSet:
                 fh.write(json.dumps(name) + "\n")
             self._recorded.append(name)
         except OSError as exc:
+            if exc.errno == errno.ENOENT and not os.path.isdir(self._staging):  # rm -rf or mv from another shell
+                gone = self.out if not os.path.isdir(self.out) else self._staging
+                raise OutputError(f"{gone}: was removed or moved away during the run ({exc.strerror or exc}), so "
+                                  "planner could not write there. Check where it went and run again.") from None
             hint = f" {full_hint(exc)}" if disk_full(exc) else ""
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).{hint}") from None
 
@@ -355,6 +360,9 @@ class ReportSet:
         # a stale report goes only when it is this set's and unchanged; another's file stays where it is
         removed = [n for n in self._stale if n not in self._names and _lexists(self.out / n)
                    and _owns(self.out, n, manifest, self.set_name) and not _is_input(self.out / n, self.inputs)]
+        # a stale report made read-only is kept and said (as an edited one is), not a reason to stop the run
+        read_only = [n for n in removed if _made_read_only(self.out / n)]
+        removed = [n for n in removed if n not in read_only]
         for name in removed:
             _replaceable(self.out / name)
         for name in self._stale:
@@ -371,6 +379,10 @@ class ReportSet:
                         why = "it cannot be read, so planner cannot tell it is the report it wrote"
                 except OSError:
                     pass
+                if name in read_only:
+                    why = ("it was made read-only, and planner does not remove a file that was made read-only "
+                           f"(make it writable, chmod u+w '{escape_unsafe(str(self.out / name))}', to let the next "
+                           "run remove it, or remove it yourself)")
                 if _is_input(self.out / name, self.inputs):  # kept because this run reads it, whatever its bytes
                     why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
@@ -531,6 +543,13 @@ class ReportSet:
             os.close(self._lock_fd)  # closing the descriptor releases the flock
             self._lock_fd = None
 
+    def _out_device(self) -> int | None:
+        """The device (``st_dev``) of the output folder this run holds locked; None when it cannot be told."""
+        try:
+            return os.fstat(self._lock_fd).st_dev if self._lock_fd is not None else os.stat(self.out).st_dev
+        except OSError:
+            return None
+
     def _clear_dead_staging(self) -> None:
         """Clean what a killed run left (no live run is writing: this run holds the lock): in each staging
         folder, only the files its mark lists (and their temporaries), owned by this user, then the folder
@@ -561,6 +580,11 @@ class ReportSet:
                         self.notes.append(f"Left {e.path}: it is the temporary folder (TMPDIR), or holds it, so "
                                           "it is not a folder a stopped planner run left.")
                         continue
+                    if is_mount_point(e.path, self._out_device()):
+                        self.notes.append(f"Left {e.path}: it is a mount point or on another file system than "
+                                          f"{self.out}, so not a folder a planner run made; planner removed "
+                                          "nothing there.")
+                        continue
                     held = _files_in(Path(e.path))
                     if hashes is None:  # every hash the manifest lists, read once: what a previous report may be
                         hashes = _listed_hashes(self.out)
@@ -588,6 +612,8 @@ def _entry(set_name: str, digest: str, size: int, old: dict | None = None) -> di
     return entry
 
 
+#: What :func:`_clear_staging` returns (with the reason after it) when it emptied a folder that would not go.
+_NOT_REMOVED = "(could not be removed: "
 #: The first line of a staging folder's mark; the names staged there follow, one JSON string a line.
 _MARK_HEADER = b"planner staging folder 1\n"
 #: A temporary file beside a staged report: '.' + name + '.' + 8 hex digits + '.tmp' (planner.core.atomic).
@@ -610,7 +636,9 @@ def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> s
     """What clearing a dead run's staging ``folder`` did, in one line: it held ``held`` files; ``left``: those
     kept (not the run's own). A run stopped during its moves may have left a set that mixes new and older
     reports: the manifest names them (:func:`_mixed_names`); without one, the names cannot be told."""
-    removed = held - len([n for n in left if n != "(could not be removed)"])
+    gone = [n for n in left if n.startswith(_NOT_REMOVED)]  # emptied, but the folder itself would not go
+    left = [n for n in left if not n.startswith(_NOT_REMOVED)]
+    removed = held - len(left)
     mixed = _mixed_names(out) if removed > 0 else []  # the manifest read only when it matters
     if removed > 0 and mixed:
         why = (f"the reports of that run in {out} ({', '.join(mixed[:3])}{', ...' if len(mixed) > 3 else ''}) may "
@@ -622,6 +650,11 @@ def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> s
         why = ""
     said = f"{removed} file(s) of its reports" + (f": {why}" if why else "")
     run = "a planner run stopped during its moves" if mixed else "a stopped planner run"
+    if not left and gone:
+        said = (f" Planner removed the {removed} file(s) of reports that {run} left there" +
+                (f"; {why}" if why else "") + ".") if removed > 0 else ""
+        return (f"Left {folder}: it could not be removed ({gone[0][len(_NOT_REMOVED):-1]}); check it and remove it "
+                f"yourself.{said}")
     if not left:
         return f"Removed {folder}, which {run} left, with {said}."
     shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
@@ -782,6 +815,6 @@ def _clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()
         try:
             os.unlink(mark)
             os.rmdir(folder)
-        except OSError:
-            return ["(could not be removed)"]
+        except OSError as exc:
+            return [f"{_NOT_REMOVED}{exc.strerror or exc})"]
     return sorted(left)

@@ -170,8 +170,8 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
         return (scheme.weight_format if scheme else None), (scheme.group_size if scheme else None), words
     bits = q.get("bits", q.get("w_bit"))
     given = q.get("quant_method")  # quoted as the config writes it, not lower-cased (h20b minor 3)
-    named = ("?" if not isinstance(given, str) or not given.strip() else given if re.fullmatch(r"[A-Za-z0-9._-]+", given)
-             else repr(clip_text(given)))
+    named = ("?" if not isinstance(given, str) or not given.strip() else clip_text(given)
+             if re.fullmatch(r"[A-Za-z0-9._-]+", given) else repr(clip_text(given)))
     words = f"quant_method {named}" + (f", bits {bits}" if bits is not None else "")
     group = q.get("group_size", q.get("q_group_size"))
     # whole numbers only (planner.model.config_keys.check_declared refuses others): 4096.0 is 4096

@@ -21,28 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from planner.catalog.import_summary import left_out_lines
 from planner.catalog.skypilot import ImportProblem, import_file
-from planner.cli.main import main
-
-_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
-           "AvailabilityZone,Arch")
-_G5 = "g5.xlarge,A10G,1,4,16,,1.006,0.4,us-east-1,us-east-1a,x86_64"
-
-
-def _aws(tmp_path: Path, *rows: str) -> Path:
-    d = tmp_path / "aws"
-    d.mkdir(exist_ok=True)
-    path = d / "vms.csv"
-    path.write_text("\n".join((_HEADER, *rows)) + "\n", encoding="utf-8")
-    return path
-
-
-def _run(*args: str) -> tuple[int, str]:
-    r = CliRunner().invoke(main, list(args))
-    return r.exit_code, r.output
+from sky_helpers import G5 as _G5, HEADER as _HEADER, aws_csv as _aws, run_cli as _run
 
 
 # -- N1: the accelerator and its count are figures of a zone's row ----------------------------------------------

@@ -4,6 +4,11 @@ N3. A ``numpy.timedelta64`` (an integer type to numpy) or ``datetime64`` given f
     scenario's number or a Catalog's number is refused with the error naming the keyword or field ("must be a
     whole number, not timedelta64"), whatever its unit: no bare TypeError (seconds), and 512 ns is no 512
     tokens nor 1000 ns a $1,000 budget.
+N1. A ``str`` subclass given to the API (a scenario's or workload's name, model, task, a list item, a key, the
+    ``out=``, ``gpu=`` and path arguments) is read as the plain text it holds (``str.__str__``), so what is
+    checked is what is written: its own ``__str__``, ``__format__``, ``__repr__``, ``__add__``, ``__radd__``,
+    ``__getitem__`` and ``__iter__`` never reach a report (no ESC / OSC-8 hyperlink in the CSV, file names
+    from the name checked).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import pytest
 from planner import estimate, fit, plan
 from planner.catalog.loader import load_catalog
 from planner.core.errors import CatalogError, InputError
+from planner.api.inputs import plain_text, plain_texts
 from planner.core.fields import plain_number
 
 np = pytest.importorskip("numpy")
@@ -82,3 +88,92 @@ def test_catalog_refuses_a_duration_price(value):
         plan(_scenario(), catalog=given)
     said = str(got.value)
     assert f"instances[0] ({first.id}).usd_per_hour: must be a number, not timedelta64" in said, said
+
+
+#: what every overridable method of the evil text gives: an OSC-8 hyperlink to a foreign site
+EVIL = "w\x1b]8;;http://evil.example\x07click\x1b]8;;\x07"
+
+
+class Evil(str):
+    """A text whose every way of being shown or combined gives :data:`EVIL`, not the value it holds."""
+
+    def __str__(self):
+        return EVIL
+
+    def __format__(self, spec):
+        return EVIL
+
+    def __repr__(self):
+        return EVIL
+
+    def __add__(self, other):
+        return EVIL
+
+    def __radd__(self, other):
+        return EVIL
+
+    def __getitem__(self, index):
+        return EVIL
+
+    def __iter__(self):
+        return iter(EVIL)
+
+
+def test_plain_text_gives_the_value_held():
+    for made in (plain_text(Evil("w")), plain_number(Evil("w"))):
+        assert type(made) is str and made == "w"
+        assert f"{made}" == "w" and str(made) == "w"  # str's own formatting now, not Evil's
+    assert f"{Evil('w')}" == EVIL  # the subclass itself would write its hyperlink
+    plain = {"a": [1, ("b",)]}
+    assert plain_texts(plain) is plain  # nothing to change: the same object
+    made = plain_texts({Evil("k"): [Evil("x"), (Evil("y"), 2)], "n": 3})
+    assert made == {"k": ["x", ("y", 2)], "n": 3}
+    assert all(type(t) is str for t in (*made, made["k"][0], made["k"][1][0]))
+    loop = []
+    loop.append(loop)
+    assert plain_texts(loop) is loop  # left for the checks that refuse it
+
+
+def _all_bytes(folder):
+    """Every file planner wrote under ``folder``, the workbook's XML unzipped."""
+    import zipfile
+
+    out = b""
+    for path in sorted(folder.iterdir()):
+        if path.suffix == ".xlsx":
+            with zipfile.ZipFile(path) as z:
+                out += b"".join(z.read(n) for n in z.namelist())
+        else:
+            out += path.read_bytes()
+    return out
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_plan_writes_the_text_a_str_subclass_holds(tmp_path):
+    out = tmp_path / "o"
+    workload = {"name": Evil("w"), "model": Evil("llama-2-7b"), "task": Evil("train"), "method": Evil("qlora"),
+                "micro_batch": 1, "seq_len": 512, "lora_targets": [Evil("q_proj")]}
+    plan({"name": Evil("s5"), "workloads": [workload]}, out=Evil(str(out)), format="xlsx,csv,json,md")
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [".planner-reports.json", "s5.csv", "s5.json", "s5.md", "s5.xlsx"]  # named by the value
+    written = _all_bytes(out)
+    assert b"evil" not in written and b"\x1b" not in written
+    assert b"workload w (" in (out / "s5.csv").read_bytes()  # the why_not cells name the workload as checked
+
+
+def test_estimate_reads_the_text_a_str_subclass_holds():
+    got = estimate(model=Evil("llama-2-7b"), task=Evil("train"), method=Evil("qlora"), micro_batch=1, seq_len=512,
+                   name=Evil("w1"), gpu=Evil("rtx-4090"))
+    shown = str(got) + repr(got) + str(got.to_dict())
+    assert "evil" not in shown and "w1" in shown
+    got = estimate(workload={"model": Evil("llama-2-7b"), "task": Evil("infer"), "context": 512, "name": Evil("w2")})
+    shown = str(got) + repr(got) + str(got.to_dict())
+    assert "evil" not in shown and "w2" in shown
+
+
+def test_a_str_subclass_name_is_checked_as_written():
+    bad = Evil("=3+3\x1b[2J")  # its value is what is checked and refused, whatever its __str__ says
+    with pytest.raises(InputError) as got:
+        plan({"name": bad, "workloads": [{"name": "w", **W}]})
+    said = str(got.value)
+    assert "U+001B" in said and "evil" not in said, said

@@ -164,6 +164,38 @@ def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) ->
             check_plain_values(v, f"{entry}[{i}]", _within)
 
 
+def plain_text(value: Any) -> Any:
+    """``value`` as the plain ``str`` of its characters when it is an instance of a ``str`` subclass (a rich-text
+    or lazy-translation string whose ``__str__`` or ``__format__`` may give other text than it holds), so that
+    what the checks read is what the reports write; any other value as it is. ``str.__str__`` of str itself is
+    called, which a subclass cannot override (its own ``__str__``, ``__add__``, ``__getitem__``... are not
+    used)."""
+    return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
+
+
+def plain_texts(value: Any, _within: tuple[int, ...] = ()) -> Any:
+    """``value`` with every text in it (mapping keys and values, list and tuple items, at any depth) made a
+    plain ``str`` (:func:`plain_text`); a mapping, list or tuple that holds none comes back as the same object,
+    one that holds some as a new dict, list or tuple. A mapping or list that holds itself, or is nested more
+    than :data:`MAX_ARGUMENT_DEPTH` deep, is left as it is there, for the checks that refuse it
+    (:func:`check_plain_values`, the workload reader). ``_within``: the ids of the containers around ``value``."""
+    if isinstance(value, str):
+        return plain_text(value)
+    if not isinstance(value, (Mapping, list, tuple)) or id(value) in _within or len(_within) >= MAX_ARGUMENT_DEPTH:
+        return value
+    _within = (*_within, id(value))
+    if isinstance(value, Mapping):
+        items = [(plain_texts(k, _within), plain_texts(v, _within)) for k, v in value.items()]
+        same = all(a is k and b is v for (a, b), (k, v) in zip(items, value.items()))
+        return value if same else dict(items)
+    if isinstance(value, (list, tuple)):
+        items = [plain_texts(v, _within) for v in value]
+        if all(a is v for a, v in zip(items, value)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
 def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """The workload options given: None means not given (as an option left off the command line);
     ``lora_targets`` may be a comma-separated string, as ``--lora-targets`` takes it (:func:`lora_target_list`);
@@ -176,6 +208,7 @@ def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
         # where a text, choice or yes/no belongs; a number option's own check names its range
         if key != "model" and not (key in NUMBER_OPTIONS and isinstance(value, numbers.Number)):
             check_plain_values(value, key)
+        value = plain_texts(value)  # a str subclass as the text it holds: what is checked is what is written
         if key == "lora_targets" and isinstance(value, str):
             value = lora_target_list(value)
         if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths
@@ -234,6 +267,7 @@ def catalog_of(catalog: Any = None) -> Catalog:
     if catalog is None:
         return load_catalog(None)
     if isinstance(catalog, (str, os.PathLike)) and not isinstance(catalog, bytes):
+        catalog = plain_text(catalog)  # a str subclass as the path it holds, not its __str__
         # '' would read the current directory
         return load_catalog(dir_path_of(catalog, "catalog", "Give the overlay directory, e.g. catalog='my-catalog', "
                                                             "or None for the shipped catalog"))
@@ -251,6 +285,7 @@ def out_of(out: Any) -> Path | None:
     """
     if out is None:
         return None
+    out = plain_text(out)  # a str subclass as the path it holds, not its __str__
     path = dir_path_of(out, "out", "Give a directory for the reports, e.g. out='reports'",
                        empty=" (or '.' for the current directory)")
     # the text as given: Path('./~') prints as '~', but './~' is how a folder named '~' is written on purpose
@@ -343,6 +378,7 @@ def gpu_of(catalog: Catalog, gpu_id: Any) -> Gpu:
     from planner.core.errors import CatalogError
     from planner.workload.inputs import OptionError
 
+    gpu_id = plain_text(gpu_id)
     if not isinstance(gpu_id, str):
         raise OptionError(f"must be a catalog GPU id (a string), not {type(gpu_id).__name__}", entry="gpu",
                           hint="'planner catalog gpus' lists the ids.")
@@ -391,7 +427,9 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
     if workload is None:
         return {}, None, "workload"
     if isinstance(workload, Mapping):
+        workload = plain_texts(workload)  # a str subclass as the text it holds: what is checked is what is written
         return workload, None, str(workload.get("model", "workload"))
+    workload = plain_text(workload)
     if isinstance(workload, str) and ("\n" in workload or "\r" in workload):  # YAML text, not a path
         raise InputError("is YAML text, not a file path: workload= reads a workload file or a mapping",
                          entry="workload", hint="Pass the mapping, e.g. workload=yaml.safe_load(text), or write the text "

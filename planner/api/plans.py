@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.api.inputs import catalog_of, check_keywords, check_plain_values, out_of
+from planner.api.inputs import (catalog_of, check_keywords, check_plain_values, out_of, plain_text,
+                                 plain_texts)
 from planner.core.errors import InputError
 from planner.core.escape import json_text
 
@@ -130,12 +131,14 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
 
     if isinstance(scenario, Mapping):
         check_plain_values(scenario, "scenario")
+        scenario = plain_texts(scenario)  # a str subclass as the text it holds: what is checked is what is written
         sc = scenario_from_mapping(scenario, catalog)
         if sc.costs is not None:  # its keys checked before the copy for the reports is made (a tuple key)
             from planner.cost.tco import read_costs
 
             read_costs(sc.costs, None, sc.workloads)
         return sc, _mapping_text(scenario), scenario
+    scenario = plain_text(scenario)  # a path as a str subclass: its text, not its __str__
     if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
         raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",
                          hint="Pass the mapping, e.g. plan(yaml.safe_load(text)), or write the text to a file.")

@@ -521,8 +521,9 @@ def plain_number(value: Any) -> Any:
     """A number of another numeric type (a numpy integer or float, ``decimal.Decimal``,
     ``fractions.Fraction``) as the plain ``int`` (a whole value) or ``float`` (any other) it holds, so
     that the checks of a field read it as they read a number from a file; anything else (a bool,
-    numpy's included, a text, a plain int or float, a ``numpy.timedelta64`` or ``datetime64``: a duration
-    or a date, though numpy makes ``timedelta64`` an integer type) as it is.
+    numpy's included, a plain text, int or float, a ``numpy.timedelta64`` or ``datetime64``: a duration
+    or a date, though numpy makes ``timedelta64`` an integer type) as it is. A text of a ``str`` subclass is
+    the plain ``str`` it holds (``str.__str__``, which the subclass cannot override).
 
     ``Decimal('2')`` -> 2, ``Fraction(3, 2)`` -> 1.5, ``numpy.int64(4)`` -> 4, ``Decimal('NaN')`` -> nan
     (refused by the field as not finite). A float wider than a float64 (``numpy.longdouble``) that its float64
@@ -532,6 +533,8 @@ def plain_number(value: Any) -> Any:
     if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
             or type(value).__name__ in ("bool_", "bool") or isinstance(value, NotWhole):
         return value  # the common case, before the imports below (every key of every entry comes here)
+    if isinstance(value, str):  # a str subclass: the text it holds, not what its own __str__ or __format__ give
+        return str.__str__(value)
     if type(value).__name__ in ("timedelta64", "datetime64"):
         return value  # numpy counts a timedelta64 an integer: no number (512 ns is no 512 tokens), refused as given
     import numbers

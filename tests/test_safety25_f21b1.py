@@ -5,10 +5,10 @@ N3. A ``numpy.timedelta64`` (an integer type to numpy) or ``datetime64`` given f
     whole number, not timedelta64"), whatever its unit: no bare TypeError (seconds), and 512 ns is no 512
     tokens nor 1000 ns a $1,000 budget.
 N1. A ``str`` subclass given to the API (a scenario's or workload's name, model, task, a list item, a key, the
-    ``out=``, ``gpu=`` and path arguments) is read as the plain text it holds (``str.__str__``), so what is
-    checked is what is written: its own ``__str__``, ``__format__``, ``__repr__``, ``__add__``, ``__radd__``,
-    ``__getitem__`` and ``__iter__`` never reach a report (no ESC / OSC-8 hyperlink in the CSV, file names
-    from the name checked).
+    ``out=``, ``gpu=`` and path arguments, compare's ``tokens_per_month``) is read as the plain text it holds
+    (``str.__str__``), so what is checked is what is written: its own ``__str__``, ``__format__``,
+    ``__repr__``, ``__add__``, ``__radd__``, ``__getitem__`` and ``__iter__`` never reach a report or a
+    message (no ESC / OSC-8 hyperlink in the CSV, file names from the name checked).
 """
 
 from __future__ import annotations
@@ -177,3 +177,14 @@ def test_a_str_subclass_name_is_checked_as_written():
         plan({"name": bad, "workloads": [{"name": "w", **W}]})
     said = str(got.value)
     assert "U+001B" in said and "evil" not in said, said
+
+
+def test_compare_volumes_read_the_text_a_str_subclass_holds():
+    from planner.api.comparisons import volume_overrides
+
+    assert volume_overrides({Evil("chat"): Evil("200M")}, ["chat"]) == {"chat": 200e6}
+    assert volume_overrides([Evil("chat=200M")], ["chat"]) == {"chat": 200e6}
+    with pytest.raises(InputError) as got:
+        volume_overrides({Evil("chta"): "200M"}, ["chat"])
+    said = str(got.value)
+    assert "'chta'" in said and "evil" not in said, said

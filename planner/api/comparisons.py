@@ -138,6 +138,9 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
 
     if value is None:
         return {}
+    from planner.api.inputs import plain_texts
+
+    value = plain_texts(value)  # a str subclass as the text it holds, not its __str__ or __repr__
     if isinstance(value, (dict, list, tuple)) and not value:  # refused as other wrong values are, not "not given"
         raise InputError(f"is empty ({type(value).__name__})", entry="tokens_per_month",
                          hint="Leave tokens_per_month out (or None) to use the scenario's own, or give counts: "

@@ -19,9 +19,10 @@ _CONFIG = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "nu
 
 
 @pytest.mark.parametrize("escaped, shown, what", [
-    ("\\ud800\\ufffe", "'\\ud800'", "a lone surrogate"),
-    ("bnb\\ufffe", "'\\ufffe'", "a Unicode noncharacter"),
-    ("\\udfff", "'\\udfff'", "a lone surrogate"),
+    ("\\ud800\\ufffe", "U+D800", "a lone surrogate"),
+    ("bnb\\ufffe", "U+FFFE", "a Unicode noncharacter"),
+    ("\\udfff", "U+DFFF", "a lone surrogate"),
+    ("\\udc80", "U+DC80", "a lone surrogate"),  # h21b M2: not '\x80', the byte a path's \udc80 stands for
 ])
 def test_a_lone_surrogate_in_config_json_is_refused(tmp_path: Path, escaped: str, shown: str, what: str) -> None:
     (tmp_path / "tiny").mkdir()

@@ -9,6 +9,8 @@ N1. A ``str`` subclass given to the API (a scenario's or workload's name, model,
     (``str.__str__``), so what is checked is what is written: its own ``__str__``, ``__format__``,
     ``__repr__``, ``__add__``, ``__radd__``, ``__getitem__`` and ``__iter__`` never reach a report or a
     message (no ESC / OSC-8 hyperlink in the CSV, file names from the name checked).
+M2. A config.json text holding a lone surrogate U+DC80-U+DCFF (the JSON escape "\\udc80") is named as U+DC80,
+    not as '\\x80', the byte a path's surrogate escape stands for (a file decoded as UTF-8 holds no such byte).
 """
 
 from __future__ import annotations
@@ -188,3 +190,23 @@ def test_compare_volumes_read_the_text_a_str_subclass_holds():
         volume_overrides({Evil("chta"): "200M"}, ["chat"])
     said = str(got.value)
     assert "'chta'" in said and "evil" not in said, said
+
+
+def test_a_config_json_surrogate_is_named_as_the_character(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    config = {"architectures": ["LlamaQMForCausalLM"], "model_type": "llama", "hidden_size": 64,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 96,
+              "vocab_size": 100}
+    (tmp_path / "m").mkdir()
+    # the file holds the six characters \udc80 (JSON's escape), not the byte 0x80
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config).replace("QM", "\\udc80"))
+    got = CliRunner().invoke(main, ["estimate", "--model", str(tmp_path / "m"), "--task", "infer", "--context", "512"])
+    assert got.exit_code == 2, got.output
+    err = got.stderr
+    assert "invalid text at key 'architectures': it holds U+DC80, a lone surrogate" in err, err
+    assert "\\x80" not in err and err.count("\n") == 1

@@ -67,8 +67,10 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
                           "reads as 0)", line, "Write the value as the model publishes it.") from exc
     except _BadText as exc:
         line = _line_of(text, r'"' + re.escape(json.dumps(exc.name)[1:-1]) + r'"\s*:')
-        raise YamlProblem(f"invalid text at key {exc.name!a}: it holds {exc.char!a}, {exc.what}, which no text may "
-                          "hold (it cannot be written as UTF-8 or JSON)", line,
+        # the character as U+DC80, not '\udc80': the CLI shows a quoted '\udcXX' as the byte '\xXX' it stands for in a
+        # path (planner.core.names.byte_escapes), but a file decoded as UTF-8 holds no such byte, only the JSON escape
+        raise YamlProblem(f"invalid text at key {exc.name!a}: it holds U+{ord(exc.char):04X}, {exc.what}, which no "
+                          "text may hold (it cannot be written as UTF-8 or JSON)", line,
                           "Copy the config.json as the model publishes it.") from exc
     except _Duplicate as exc:
         line = _line_of(text, r'"' + re.escape(exc.name) + r'"\s*:', occurrence=2)

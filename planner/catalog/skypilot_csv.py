@@ -365,6 +365,21 @@ def _quoted(text: str, limit: int = 40) -> str:
     return "'" + (text if len(text) <= limit else text[:limit] + "...") + "'"
 
 
+def is_whole(raw: str) -> bool:
+    """Whether the number ``raw`` (a checked :data:`_NUMBER`) is a whole number by its decimal digits, not by the
+    float they round to (h21b N2: '0.9999999999999999999' and '3.9999999999999999999' are not whole, though
+    ``float()`` reads them as 1.0 and 4.0), as prices are read by their digits (planner.catalog.prices). A number
+    whose exponent is beyond Decimal's ('1e-99999999999999999999') is judged by its float."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        value = Decimal(raw)
+        return value == value.to_integral_value()
+    except (InvalidOperation, OverflowError, ValueError):
+        number = float(raw)
+        return math.isfinite(number) and number == int(number)
+
+
 def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:
     """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None."""
     if len(fields) != len(header):
@@ -388,6 +403,6 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
         if value < 0:
             unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
             return f", column {col}: {raw} is below 0{unit}"
-        if col == "vCPUs" and value != int(value):
+        if col == "vCPUs" and not is_whole(raw):
             return f", column vCPUs: {raw} is not a whole number of vCPUs"
     return None

@@ -58,7 +58,8 @@ A row it cannot read is left out with its line and column, and every row of its 
 (never priced from the rows that remain), counted by reason in the summary: a row with more or fewer
 fields than the header, a value that is not a plain number in a numeric column (``AcceleratorCount``,
 ``vCPUs``, ``MemoryGiB``, ``Price``, ``SpotPrice``; empty is allowed and means none; ``1_0``, ``inf``,
-``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU,
+``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU (a count is
+whole by its digits, :func:`planner.catalog.skypilot_csv.is_whole`: '3.9999999999999999999' is not),
 and a row the catalog loader would refuse (:func:`_imported_problem`: a control, bidirectional or line-break
 character in the instance type or region, either not ASCII (a lookalike region 'us-\u0435ast-1' never competes
 with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly price outside the loader's

@@ -4,7 +4,8 @@ The file is read once with a size cap (:data:`MAX_CSV_BYTES`), decoded as UTF-8 
 ``csv`` module (its default dialect: RFC 4180 quoting, which is how SkyPilot's catalog writes its files with
 pandas' ``to_csv``). What it refuses, each with the file and line: a header wider than :data:`MAX_COLUMNS`, a
 column named twice, a required column missing, a value longer than the ``csv`` module takes in one field
-(``csv.field_size_limit()``, 131,072 characters by default), a '"' that opens a value running on over lines.
+(``csv.field_size_limit()``, 131,072 characters by default), a '"' that opens a value running on over lines,
+a NUL anywhere (refused at its line and column before parsing: the csv module would drop the rest of its line).
 A row it cannot read is kept with its reason (``_bad``) for the importer to leave out.
 """
 

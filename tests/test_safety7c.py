@@ -268,7 +268,7 @@ def test_a_row_only_the_loader_refuses_is_left_out_not_the_import(tmp_path: Path
     # written); a row the importer's own checks let through but the loader refuses makes that load fail, and
     # the import is run again with each row checked. The importer's checks are switched off here so that a
     # row of 100 GPUs (the loader takes 1 to 64) reaches the loader
-    monkeypatch.setattr(sky, "_imported_problem", lambda row: None)
+    monkeypatch.setattr(sky, "_imported_problem", lambda row, written=None: None)
     path = _aws(tmp_path, G6 + "p9.big,L4,100.0,4.0,16.0,L4,9.5,,us-east-1,use1-az1,x86_64\n")
     r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o")])
     assert r.exit_code == 0, r.output

@@ -58,7 +58,8 @@ A row it cannot read is left out with its line and column, and every row of its 
 (never priced from the rows that remain), counted by reason in the summary: a row with more or fewer
 fields than the header, a value that is not a plain number in a numeric column (``AcceleratorCount``,
 ``vCPUs``, ``MemoryGiB``, ``Price``, ``SpotPrice``; empty is allowed and means none; ``1_0``, ``inf``,
-``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU,
+``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU (a count is
+whole by its digits, :func:`planner.catalog.skypilot_csv.is_whole`: '3.9999999999999999999' is not),
 and a row the catalog loader would refuse (:func:`_imported_problem`: a control, bidirectional or line-break
 character in the instance type or region, either not ASCII (a lookalike region 'us-\u0435ast-1' never competes
 with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly price outside the loader's
@@ -83,7 +84,7 @@ from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_i
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
-                                         _quoted, read_rows)
+                                         _quoted, is_whole, read_rows)
 from planner.catalog.skypilot_rows import LOWER_CASE_INSTANCES, _check_duplicates, instance_key
 from planner.core.names import unsafe_problem
 
@@ -265,6 +266,18 @@ def _case_lines(provider: str, rows: Iterable[Mapping[str, str]], kept: set[str]
     return out
 
 
+def _keep_region_lines(provider: str, rows: Iterable[Mapping[str, str]], result: ImportResult) -> None:
+    """Keep in ``result.region_case_lines`` and ``result.region_upper_lines`` only the rows whose region the overlay
+    writes: a row of an instance type kept, in the region kept for it (h21b M1: a row left out was counted, as the
+    instance-type line once did, h19b M5)."""
+    kept = {r.instance: r.region for r in result.rows}
+    written = {str(r["_line"]) for r in rows
+               if kept.get(instance_key(provider, (r.get("InstanceType") or "").strip()), None)
+               == region_case(provider, (r.get("Region") or "").strip())}
+    result.region_case_lines = [line for line in result.region_case_lines if line in written]
+    result.region_upper_lines = [line for line in result.region_upper_lines if line in written]
+
+
 def slug(provider: str, instance: str) -> str:
     return f"{provider}-" + re.sub(r"[^a-z0-9]+", "-", instance.lower()).strip("-")
 
@@ -298,7 +311,7 @@ def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, 
             acc = (r.get("AcceleratorName") or "").strip()
             given = _num(r.get("AcceleratorCount")) or 0.0
             count = int(given)
-            if not acc or given != count or count <= 0:
+            if not acc or given != count or count <= 0 or not is_whole((r.get("AcceleratorCount") or "").strip()):
                 return
         gid = gpu_id(provider, inst, acc, r.get("GpuInfo") or "")
         if gid is None or (known is not None and gid not in known):
@@ -381,7 +394,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     rows = _check_duplicates(path, provider, rows)
     result = ImportResult()
     dropped: dict[str, list[tuple[str, str]]] = {}
-    zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped)
+    cells: dict[str, dict[str, str]] = {}  # instance key -> its counts and memory as written (h21b M4)
+    zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped, cells)
     for inst in sorted(no_gpu):
         key = instance_key(provider, inst)
         result.skipped.setdefault(spelled.setdefault(key, inst), "no GPU")
@@ -398,7 +412,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
         if isinstance(row, str):
             result.skipped[shown] = row
             continue
-        why = _row_refused(row, shown, check_rows)
+        why = _row_refused(row, shown, check_rows, cells.get(key))
         if why is not None:
             result.skipped[shown] = f"line {lines[key]}: {why}"
             continue
@@ -413,6 +427,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
     result.instance_case_lines = _case_lines(provider, rows, {r.instance for r in result.rows})
+    _keep_region_lines(provider, rows, result)
     if region is not None:
         held = {(r.get("AvailabilityZone") or "").strip(): region_case(provider, r["Region"].strip()) for r in rows}
         result.region_note = region_note(region.strip(), region_case(provider, region.strip()), held)
@@ -420,15 +435,16 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     return result
 
 
-def _row_refused(row: Imported, shown: str, check_rows: bool) -> str | None:
+def _row_refused(row: Imported, shown: str, check_rows: bool, cells: Mapping[str, str] | None = None) -> str | None:
     """Why ``row`` is left out (:func:`_imported_problem`, and with ``check_rows`` :func:`_loader_problem`), or
     None; said of the instance type as the file writes it (``shown``: '=HYPERLINK("X")', not the lower-case
-    '=hyperlink("x")' the overlay would have written, h19b M5)."""
-    why = _imported_problem(row) or (_loader_problem(row) if check_rows else None)
+    '=hyperlink("x")' the overlay would have written, h19b M5), and of its counts and memory as written (``cells``,
+    :func:`_imported_problem`'s ``written``; h21b M4)."""
+    why = _imported_problem(row, cells) or (_loader_problem(row) if check_rows else None)
     if why is None or shown == row.instance:
         return why
     written = replace(row, instance=shown)
-    return _imported_problem(written) or (_loader_problem(written) if check_rows else None) or why
+    return _imported_problem(written, cells) or (_loader_problem(written) if check_rows else None) or why
 
 
 def _check_ids(path: Path, rows: Sequence[Imported], lines: Mapping[str, str], spelled: Mapping[str, str]) -> None:
@@ -448,11 +464,13 @@ def _check_ids(path: Path, rows: Sequence[Imported], lines: Mapping[str, str], s
 
 def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult, gpu_ids: Iterable[str] | None,
            spelled: dict[str, str], dropped: dict[str, list[tuple[str, str]]] | None = None,
-           ) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
+           cells: dict[str, dict[str, str]] | None = None) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
     """Each instance type's zones (:class:`_Zone`), its (GPU id, count, vCPUs, memory) and first CSV line, keyed by
     :func:`instance_key`; a row that prices nothing is told in ``result.skipped`` under the instance type as the
     file first writes it (``spelled``, filled here), and kept in ``dropped`` (instance key -> its (line, reason)
-    rows), so that one left out beside a row of its instance type that is kept is still counted (h20b N2)."""
+    rows), so that one left out beside a row of its instance type that is kept is still counted (h20b N2). ``cells``
+    gets each instance type's AcceleratorCount, vCPUs and MemoryGiB as the row its figures are read from writes
+    them (:func:`_imported_problem`'s ``written``)."""
     known = set(gpu_ids) if gpu_ids is not None else None
     drops: dict[str, list[tuple[str, str]]] = {} if dropped is None else dropped
 
@@ -481,9 +499,11 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
         else:
             acc = (r.get("AcceleratorName") or "").strip()
             given = _num(r.get("AcceleratorCount")) or 0.0
-            if acc and 0 < given != int(given):
+            written = (r.get("AcceleratorCount") or "").strip()
+            if acc and given > 0 and (given != int(given) or not is_whole(written)):  # by its digits (h21b N2)
+                fraction = f"{given:g}" if given != int(given) else _quoted(written)
                 leave(inst, shown, r["_line"],
-                      f"line {r['_line']}: a fraction ({given:g}) of one {acc}, not a whole GPU")
+                      f"line {r['_line']}: a fraction ({fraction}) of one {acc}, not a whole GPU")
                 continue
             count = int(given)
             if not acc or count <= 0:
@@ -517,6 +537,9 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
             leave(inst, shown, r["_line"], "no on-demand price (0 or empty)")
             continue
         meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
+        if cells is not None:
+            cells[inst] = {"vcpus": (r.get("vCPUs") or "").strip(), "memory": (r.get("MemoryGiB") or "").strip(),
+                           **({} if provider == "gcp" else {"gpu_count": (r.get("AcceleratorCount") or "").strip()})}
         lines.setdefault(inst, r["_line"])
         zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result), zone, price, spot, parts,
                                                 spot_parts))
@@ -630,10 +653,13 @@ def source_problem(source: str) -> tuple[str, str | None] | None:
     return None
 
 
-def _imported_problem(row: Imported) -> str | None:
+def _imported_problem(row: Imported, written: Mapping[str, str] | None = None) -> str | None:
     """Why the catalog loader would refuse ``row`` (planner.catalog.cloud.INSTANCE_FIELDS, the shared
     checks of planner.catalog.schema), or None: a text with a control, bidirectional or line-break
-    character, an id that is not one, a count, size or price outside the loader's bounds."""
+    character, an id that is not one, a count, size or price outside the loader's bounds. ``written``: the
+    row's AcceleratorCount, vCPUs and MemoryGiB cells as the file writes them (keys 'gpu_count', 'vcpus',
+    'memory'), which a message quotes (h21b M4: '99999999999999999999', not '1e+20'), an empty one said as
+    empty rather than as 0."""
     from planner.catalog.cloud import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
     from planner.catalog.schema import ID_PATTERN, MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES
 
@@ -649,13 +675,18 @@ def _imported_problem(row: Imported) -> str | None:
         return _foreign_region(row.region)
     if not ID_PATTERN.match(row.id):
         return f"the instance type gives no catalog id ({_quoted(row.id)})"
+    said = dict(written or {})
+    empty = [col for key, col in (("vcpus", "vCPUs"), ("memory", "MemoryGiB")) if said.get(key, "0") == ""]
+    if empty:  # read as 0 otherwise (h21b M4)
+        return (f"column {empty[0]} is empty" if len(empty) == 1 else "columns vCPUs and MemoryGiB are empty") + \
+            " (the catalog needs an instance's vCPUs and memory)"
     if not 1 <= row.gpu_count <= 64:
-        return f"{row.gpu_count} GPUs, outside the catalog's 1 to 64"
+        return f"{said.get('gpu_count') or row.gpu_count} GPUs, outside the catalog's 1 to 64"
     if not 1 <= row.vcpus <= 4096:
-        return f"{row.vcpus} vCPUs, outside the catalog's 1 to 4096"
+        return f"{said.get('vcpus') or row.vcpus} vCPUs, outside the catalog's 1 to 4096"
     if not MIN_MEMORY_BYTES <= row.memory_gib * 2**30 <= MAX_HOST_MEMORY_BYTES:
-        return (f"memory {_memory_text(row.memory_gib)} GiB, outside the catalog's {MIN_MEMORY_BYTES / 2**30:g} to "
-                f"{MAX_HOST_MEMORY_BYTES / 2**30:g} GiB")
+        return (f"memory {said.get('memory') or _memory_text(row.memory_gib)} GiB, outside the catalog's "
+                f"{MIN_MEMORY_BYTES / 2**30:g} to {MAX_HOST_MEMORY_BYTES / 2**30:g} GiB")
     prices = [row.usd_per_hour, row.spot_usd_per_hour, *(row.spot_usd_per_hour_range or ())]
     if any(p is not None and p > MAX_USD_PER_HOUR for p in prices):
         return f"an hourly price above the catalog's largest, {MAX_USD_PER_HOUR:,} USD/h"

@@ -4,7 +4,8 @@ The file is read once with a size cap (:data:`MAX_CSV_BYTES`), decoded as UTF-8 
 ``csv`` module (its default dialect: RFC 4180 quoting, which is how SkyPilot's catalog writes its files with
 pandas' ``to_csv``). What it refuses, each with the file and line: a header wider than :data:`MAX_COLUMNS`, a
 column named twice, a required column missing, a value longer than the ``csv`` module takes in one field
-(``csv.field_size_limit()``, 131,072 characters by default), a '"' that opens a value running on over lines.
+(``csv.field_size_limit()``, 131,072 characters by default), a '"' that opens a value running on over lines,
+a NUL anywhere (refused at its line and column before parsing: the csv module would drop the rest of its line).
 A row it cannot read is kept with its reason (``_bad``) for the importer to leave out.
 """
 
@@ -99,6 +100,14 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
         raise ImportProblem(f"{path}: line {line} column {column}: holds {char_name(ch)}, a bidirectional control, "
                             "which makes editors and terminals show the text around it in another order than planner "
                             "reads it (Trojan Source, CVE-2021-42574)", hint=BIDI_HINT)
+    nul = text.find("\x00")
+    if nul >= 0:  # the csv module ends a line's reading at a NUL (h21b N4): refused before parsing
+        line = text.count("\n", 0, nul) + 1
+        column = nul - (text.rfind("\n", 0, nul) + 1) + 1
+        raise ImportProblem(f"{path}: line {line} column {column}: holds U+0000 (NUL), a null character, which no "
+                            "CSV value holds (the CSV reader would drop the rest of its line unread)",
+                            hint=f"Remove it from line {line} (SkyPilot's vms.csv holds none), or give the "
+                                 "provider's vms.csv as SkyPilot publishes it, then import the file again.")
     bare = re.search(r"\r(?!\n)", text) if "\n" in text else None  # a file of CR line ends alone is read as such
     if bare is not None:  # csv ends a row at a lone CR: the row would be read as two
         line = text.count("\n", 0, bare.start()) + 1
@@ -141,7 +150,8 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
               ) -> tuple[list[str], list[dict[str, str]]]:
     """The header and rows of ``text`` (:func:`read_rows`). Linear in the text's length: the header is
     checked with one dict, a row of any width is compared by its length alone."""
-    reader = csv.reader(_lines(path, text))
+    last = [""]  # the line the csv module read last (_lines)
+    reader = csv.reader(_lines(path, text, last))
     try:
         header = [c.strip() for c in next(reader, [])]
     except csv.Error as exc:
@@ -151,7 +161,8 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
     if missing:
         _check_separator(path, header)
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
-                            f"{','.join(header) or 'empty'})")
+                            f"{','.join(header) or 'empty'}){_header_hint(header, missing)}",
+                            hint=_EXCEL_SEP_HINT if _excel_sep(header) else None)
     rows: list[dict[str, str]] = []
     first_line = reader.line_num
     dropping = drop_no_gpu is not None and no_gpu is not None and drop_no_gpu(header)
@@ -176,6 +187,12 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
             continue  # a blank line
         row = dict(zip(header, fields))
         bad = _row_problem(header, fields, row)
+        if bad is not None and len(fields) != len(header) and last[0].count('"') % 2 and \
+                any(c in fields[-1] for c in ",\r\n"):
+            # the csv module reads an open '"' on the file's last row to the end of the file (h21b M8): its last
+            # value then holds the rest of the line, commas and line end with it
+            bad = (f": a '\"' opens a quoted value that is not closed before the end of the file, so the row has "
+                   f"{len(fields)} fields where the header has {len(header)}")
         if bad is not None:  # left out with its line and reason, its instance type with it (never half of it)
             row["_bad"] = f"line {line}{bad}"
             row["_line"] = str(line)
@@ -191,8 +208,8 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
     return header, rows
 
 
-def _lines(path: Path, text: str) -> Iterator[str]:
-    """The lines of ``text`` as the csv module reads them (line ends kept).
+def _lines(path: Path, text: str, last: list[str] | None = None) -> Iterator[str]:
+    """The lines of ``text`` as the csv module reads them (line ends kept), each kept in ``last[0]`` as it is given.
 
     Raises:
         ImportProblem: a row holds more than :data:`MAX_LINE_COMMAS` commas (file and line named); a row that
@@ -210,6 +227,8 @@ def _lines(path: Path, text: str) -> Iterator[str]:
                                 "and a few commas inside quoted values)")
         if line.count('"') % 2:
             quoted = not quoted
+        if last is not None:
+            last[0] = line
         yield line
 
 
@@ -258,6 +277,34 @@ def _check_separator(path: Path, header: Sequence[str]) -> None:
                                 hint="Give the provider's vms.csv as SkyPilot publishes it (download it again rather "
                                      "than saving it from a spreadsheet), or save it with ',' between values and '.' "
                                      "as the decimal mark, then import it again.")
+
+
+#: What to do about Excel's 'sep=,' first line (a spreadsheet's CSV export names its separator so).
+_EXCEL_SEP_HINT = ("Remove the first line, 'sep=,' (Excel's line naming the separator, which a SkyPilot vms.csv does "
+                   "not have: its first line is the header), then import the file again.")
+
+
+def _excel_sep(header: Sequence[str]) -> bool:
+    """Whether the first line is Excel's 'sep=X' line (read by the csv module as a one- or two-cell header)."""
+    return bool(header) and header[0].lower().startswith("sep=") and len(header) <= 2
+
+
+def _header_hint(header: Sequence[str], missing: Sequence[str]) -> str:
+    """What the header holds in place of the ``missing`` columns (h21b M5), as text to add to the message: Excel's
+    'sep=,' line, or per missing column a header name that differs only in case ('column 7 is 'price': SkyPilot
+    writes 'Price'') or is close to it (planner.core.errors.close_matches); '' when none is."""
+    from planner.core.errors import close_matches
+
+    if _excel_sep(header):
+        return f"; its first line, {_quoted(','.join(header))}, is Excel's line naming the separator, not the header"
+    extra = [c for c in header if c and c not in REQUIRED_COLUMNS]
+    said = []
+    for col in missing:
+        same = [c for c in extra if c.lower() == col.lower()]
+        near = same or close_matches(col, extra, n=1)
+        if near:
+            said.append(f"column {header.index(near[0]) + 1} is {_quoted(near[0])}: SkyPilot writes {_quoted(col)}")
+    return "; " + "; ".join(said) if said else ""
 
 
 #: One CSV field as Python's csv module reads it (default dialect): an optional quoted part, which runs to the
@@ -319,6 +366,21 @@ def _quoted(text: str, limit: int = 40) -> str:
     return "'" + (text if len(text) <= limit else text[:limit] + "...") + "'"
 
 
+def is_whole(raw: str) -> bool:
+    """Whether the number ``raw`` (a checked :data:`_NUMBER`) is a whole number by its decimal digits, not by the
+    float they round to (h21b N2: '0.9999999999999999999' and '3.9999999999999999999' are not whole, though
+    ``float()`` reads them as 1.0 and 4.0), as prices are read by their digits (planner.catalog.prices). A number
+    whose exponent is beyond Decimal's ('1e-99999999999999999999') is judged by its float."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        value = Decimal(raw)
+        return value == value.to_integral_value()
+    except (InvalidOperation, OverflowError, ValueError):
+        number = float(raw)
+        return math.isfinite(number) and number == int(number)
+
+
 def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:
     """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None."""
     if len(fields) != len(header):
@@ -342,6 +404,6 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
         if value < 0:
             unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
             return f", column {col}: {raw} is below 0{unit}"
-        if col == "vCPUs" and value != int(value):
+        if col == "vCPUs" and not is_whole(raw):
             return f", column vCPUs: {raw} is not a whole number of vCPUs"
     return None

@@ -1,0 +1,66 @@
+"""Issue 28, hostile pass 21A: findings of report h21a.
+
+- m5: ``import-skypilot --catalog OV``: a row naming a GPU that OV's gpus.yaml adds (an id the shipped catalog
+  lacks) by its id or its name, case-blind, is kept with that GPU's id (planner.catalog.skypilot._row_gpu,
+  overlay_gpu_names); the written overlay without that gpus.yaml is refused as naming an unknown GPU; without
+  ``--catalog`` the row is still left out.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from sky_helpers import G5, aws_csv, run_cli
+
+# -- m5: an overlay's own GPU, named by a row ---------------------------------------------------------------------
+
+
+def _overlay_gpu(folder: Path, gpu_id: str, name: str) -> Path:
+    """``folder/gpus.yaml`` holding the shipped a10g entry under ``gpu_id`` and ``name`` (its figures as shipped)."""
+    shipped = yaml.safe_load((Path(__file__).parents[1] / "catalog" / "gpus.yaml").read_text(encoding="utf-8"))
+    entry = dict(next(g for g in shipped["gpus"] if g["id"] == "a10g"), id=gpu_id, name=name)
+    folder.mkdir(exist_ok=True)
+    (folder / "gpus.yaml").write_text(yaml.safe_dump({"schema_version": 1, "gpus": [entry]}), encoding="utf-8")
+    return folder
+
+
+def _rows(path: Path) -> dict[str, str]:
+    """instance id -> gpu id of an overlay cloud.yaml."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return {r["id"]: r["gpu"] for r in data["instances"]}
+
+
+def test_rows_naming_an_overlay_gpu_by_id_or_name_are_kept(tmp_path):
+    ov = _overlay_gpu(tmp_path / "OV", "zz9", "NVIDIA ZZ9")
+    new = tmp_path / "NEW"
+    new.mkdir()
+    (new / "gpus.yaml").write_bytes((ov / "gpus.yaml").read_bytes())
+    csv = aws_csv(tmp_path, G5, "zz.xlarge,zz9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64",
+                  "zy.xlarge,NVIDIA ZZ9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64",
+                  "zx.xlarge,ZZ9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64")
+    code, out = run_cli("catalog", "import-skypilot", str(csv), "--catalog", str(ov), "--out", str(new))
+    assert code == 0, out
+    assert "has no gpus.yaml entry" not in out
+    # the shipped A10G through the alias table, the three others by the overlay's id, name and upper-case id
+    assert _rows(new / "cloud.yaml") == {"aws-g5-xlarge": "a10g", "aws-zz-xlarge": "zz9", "aws-zy-xlarge": "zz9",
+                                         "aws-zx-xlarge": "zz9"}
+
+
+def test_without_the_overlay_the_rows_are_left_out(tmp_path):
+    csv = aws_csv(tmp_path, G5, "zz.xlarge,zz9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64")
+    code, out = run_cli("catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "NEW"))
+    assert code == 0, out
+    assert "GPU 'zz9' has no gpus.yaml entry (zz.xlarge)" in out
+    assert _rows(tmp_path / "NEW" / "cloud.yaml") == {"aws-g5-xlarge": "a10g"}
+
+
+def test_an_output_without_the_overlay_gpus_is_refused(tmp_path):
+    ov = _overlay_gpu(tmp_path / "OV", "zz9", "NVIDIA ZZ9")
+    csv = aws_csv(tmp_path, G5, "zz.xlarge,zz9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64")
+    code, out = run_cli("catalog", "import-skypilot", str(csv), "--catalog", str(ov), "--out", str(tmp_path / "NEW"))
+    assert code == 2
+    assert re.search(r"would not load, so nothing was written: .*unknown GPU 'zz9'", out), out
+    assert not (tmp_path / "NEW" / "cloud.yaml").exists()

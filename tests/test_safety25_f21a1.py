@@ -4,16 +4,92 @@
   lacks) by its id or its name, case-blind, is kept with that GPU's id (planner.catalog.skypilot._row_gpu,
   overlay_gpu_names); the written overlay without that gpus.yaml is refused as naming an unknown GPU; without
   ``--catalog`` the row is still left out.
+- m1: a path that cannot be read (a scenario, --catalog, --out without read permission; an --out folder without
+  search permission) is one planner line naming the option, the path and the permission it lacks, with a chmod
+  hint and another path (planner.core.denied, planner.cli.options.PathType); in the API such an out= is a
+  DestinationError raised before any work (planner.core.destinations.check_destinations). Permissions are
+  simulated with os.access monkeypatched (the tests run as root, which passes every check).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
+from planner.core.errors import DestinationError
 from sky_helpers import G5, aws_csv, run_cli
+
+ROOT = Path(__file__).parents[1]
+SCENARIO = str(ROOT / "scenarios" / "qlora-7b-12gb.yaml")
+
+
+def _deny(monkeypatch, path: Path, bits: int) -> None:
+    """os.access answers False for ``path`` and any of ``bits`` (as for a user lacking that permission)."""
+    real = os.access
+
+    def access(p, mode, *a, **k):
+        if os.path.abspath(os.fsdecode(p)) == str(path) and mode & bits:
+            return False
+        return real(p, mode, *a, **k)
+
+    monkeypatch.setattr(os, "access", access)
+
+
+# -- m1: a path that cannot be read ------------------------------------------------------------------------------
+
+def test_an_out_folder_without_read_permission_is_one_line(tmp_path, monkeypatch):
+    out = tmp_path / "o3"
+    out.mkdir()
+    _deny(monkeypatch, out, os.R_OK)
+    code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "json")
+    assert code == 2
+    assert text.strip() == (f"Error: --out: '{out}' cannot be read (permission denied: you lack its read permission). "
+                            f"Give another --out, or let yourself in: chmod u+rx '{out}'.")
+    assert list(out.iterdir()) == []
+
+
+def test_an_out_folder_without_search_permission_names_the_folder(tmp_path, monkeypatch):
+    out = tmp_path / "o4"
+    out.mkdir()
+    _deny(monkeypatch, out, os.X_OK)
+    code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "json")
+    assert code == 2
+    assert "search (x) permission" in text and ".planner-reports.json" not in text
+    assert f"chmod u+rx '{out}'" in text
+
+
+def test_an_unreadable_scenario_and_catalog_get_the_line(tmp_path, monkeypatch):
+    mine = tmp_path / "mine.yaml"
+    mine.write_bytes(Path(SCENARIO).read_bytes())
+    _deny(monkeypatch, mine, os.R_OK)
+    code, text = run_cli("plan", str(mine), "--out", str(tmp_path / "o5"))
+    assert code == 2
+    assert text.strip() == (f"Error: scenario: '{mine}' cannot be read (permission denied: you lack its read "
+                            f"permission). Give another file, or let yourself in: chmod u+r '{mine}'.")
+    cat = tmp_path / "cat3"
+    cat.mkdir()
+    monkeypatch.undo()
+    _deny(monkeypatch, cat, os.R_OK)
+    code, text = run_cli("plan", SCENARIO, "--catalog", str(cat), "--out", str(tmp_path / "o6"))
+    assert code == 2
+    assert f"--catalog: '{cat}' cannot be read" in text and "Give another --catalog" in text
+
+
+def test_the_api_raises_a_destination_error_before_any_work(tmp_path, monkeypatch):
+    from planner import plan
+
+    out = tmp_path / "o4"
+    out.mkdir()
+    _deny(monkeypatch, out, os.X_OK)
+    with pytest.raises(DestinationError) as info:
+        plan(SCENARIO, out=str(out), format="json")
+    assert str(info.value).startswith(f"{out}: cannot be read (permission denied: you lack its search (x) permission)")
+    assert "Give another out=," in str(info.value)
+    assert list(out.iterdir()) == []
 
 # -- m5: an overlay's own GPU, named by a row ---------------------------------------------------------------------
 

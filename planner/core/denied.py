@@ -21,7 +21,7 @@ def denied_problem(path: str | bytes | os.PathLike, name: str, *, lead: bool = T
     Errors: none raised; a path whose status cannot be taken is None."""
     try:
         is_dir = os.path.isdir(path)
-        if not os.path.lexists(path):
+        if not os.path.exists(path):  # missing, or a dangling link: said elsewhere as what it is
             return None
         lacks = [w for w, bit in (("read", os.R_OK), ("search (x)", os.X_OK))
                  if (bit == os.R_OK or is_dir) and not os.access(path, bit)]

@@ -9,6 +9,8 @@
   hint and another path (planner.core.denied, planner.cli.options.PathType); in the API such an out= is a
   DestinationError raised before any work (planner.core.destinations.check_destinations). Permissions are
   simulated with os.access monkeypatched (the tests run as root, which passes every check).
+- m2: calibrate's file in a folder not made yet below a world-writable folder (no sticky bit) is refused before
+  the measurement, as one in a folder already there is (planner.core.sharing.refuse_shared_above).
 """
 
 from __future__ import annotations
@@ -140,3 +142,30 @@ def test_an_output_without_the_overlay_gpus_is_refused(tmp_path):
     assert code == 2
     assert re.search(r"would not load, so nothing was written: .*unknown GPU 'zz9'", out), out
     assert not (tmp_path / "NEW" / "cloud.yaml").exists()
+
+
+# -- m2: calibrate --out in a folder to be made below a world-writable one --------------------------------------
+
+CAL = ("--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16", "--micro-batch", "2", "--seq-len", "512")
+
+
+@pytest.mark.parametrize("made", [True, False])
+def test_calibrate_refuses_a_world_writable_folder_above_before_measuring(tmp_path, made):
+    ww = tmp_path / "ww"
+    ww.mkdir()
+    os.chmod(ww, 0o777)
+    if made:
+        (ww / "planner").mkdir()
+    code, text = run_cli("calibrate", *CAL, "--out", str(ww / "planner" / "calibration.yaml"))
+    assert code == 2
+    # the same line whether the calibration file's folder is there already or made by the save
+    assert text.startswith(f"Error: {ww}: is a folder above the calibration file's folder ({ww / 'planner'}), but "
+                           "anyone can write it and it has no sticky bit"), text
+    assert "PyTorch" not in text  # refused before the measurement's own checks
+    assert (ww / "planner").exists() == made
+
+
+def test_calibrate_into_a_private_new_folder_passes_the_check(tmp_path):
+    code, text = run_cli("calibrate", *CAL, "--out", str(tmp_path / "ok" / "sub" / "cal.yaml"))
+    assert "is a folder above" not in text
+    assert not (tmp_path / "ok").exists()

@@ -11,6 +11,8 @@
   simulated with os.access monkeypatched (the tests run as root, which passes every check).
 - m2: calibrate's file in a folder not made yet below a world-writable folder (no sticky bit) is refused before
   the measurement, as one in a folder already there is (planner.core.sharing.refuse_shared_above).
+- m3: '-' as the scenario, workload or SkyPilot file (no such file) gets a hint that planner reads files by path
+  and that /dev/stdin is the path of a pipe (planner.core.infile._open_problem).
 """
 
 from __future__ import annotations
@@ -169,3 +171,18 @@ def test_calibrate_into_a_private_new_folder_passes_the_check(tmp_path):
     code, text = run_cli("calibrate", *CAL, "--out", str(tmp_path / "ok" / "sub" / "cal.yaml"))
     assert "is a folder above" not in text
     assert not (tmp_path / "ok").exists()
+
+
+# -- m3: '-' is not standard input -------------------------------------------------------------------------------
+
+STDIN_HINT = ("Error: -: no such file. planner reads files by path and does not take '-' for standard input; to read a "
+              "pipe, give the path /dev/stdin.")
+
+
+@pytest.mark.parametrize("args", [("plan", "-", "--format", "json"), ("estimate", "--workload", "-"),
+                                  ("catalog", "import-skypilot", "-", "--provider", "aws")])
+def test_a_dash_for_a_file_points_to_dev_stdin(tmp_path, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)  # no file named '-' here
+    code, text = run_cli(*args, *(("--out", "x") if args[0] != "estimate" else ()))
+    assert code == 2
+    assert text.strip() == STDIN_HINT

@@ -13,6 +13,9 @@
   the measurement, as one in a folder already there is (planner.core.sharing.refuse_shared_above).
 - m3: '-' as the scenario, workload or SkyPilot file (no such file) gets a hint that planner reads files by path
   and that /dev/stdin is the path of a pipe (planner.core.infile._open_problem).
+- m4: --out (and the API's out=) holding a byte 0x80-0x9F that is not UTF-8 (a C1 control in Latin-1, read by
+  Python as the surrogate escape '\\udc9b') is refused as U+009B written in UTF-8 is, the byte shown as \\x9b
+  (planner.core.outpath.unsafe_path_char); other non-UTF-8 bytes ('\\xff') are still taken.
 """
 
 from __future__ import annotations
@@ -186,3 +189,34 @@ def test_a_dash_for_a_file_points_to_dev_stdin(tmp_path, monkeypatch, args):
     code, text = run_cli(*args, *(("--out", "x") if args[0] != "estimate" else ()))
     assert code == 2
     assert text.strip() == STDIN_HINT
+
+
+# -- m4: a C1 control byte that is not UTF-8 ----------------------------------------------------------------------
+
+def test_a_raw_c1_byte_in_out_is_refused_like_its_utf8_form(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    raw = os.fsdecode(b"o\x9b2J")  # 'o\udc9b2J'
+    assert raw == "o\udc9b2J"
+    code, text = run_cli("plan", SCENARIO, "--out", raw, "--format", "json")
+    assert code == 2
+    assert text.strip() == ("Error: --out: 'o\\x9b2J' holds the byte \\x9b (U+009B in Latin-1, a control character), "
+                            "which no listing shows, so the folder's name would look like another. Write --out 'o2J' "
+                            "without it.")
+    code, utf8 = run_cli("plan", SCENARIO, "--out", "o\x9b2J", "--format", "json")
+    assert code == 2
+    # the same line but for how the character is named
+    assert utf8.replace("U+009B", "X") == text.replace("the byte \\x9b (U+009B in Latin-1, a control character)", "X")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_api_refuses_the_byte_and_takes_other_non_utf8_bytes(tmp_path, monkeypatch):
+    from planner import plan
+    from planner.core.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as info:
+        plan(SCENARIO, out=os.fsdecode(b"p\x85"), format="json")
+    assert "holds the byte \\x85 (U+0085 in Latin-1, a control character)" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+    plan(SCENARIO, out=os.fsdecode(b"o\xff"), format="json")  # 0xff is no control: the folder is made
+    assert [p.name for p in tmp_path.iterdir()] == [os.fsdecode(b"o\xff")]

@@ -86,6 +86,7 @@ def test_an_unreadable_scenario_and_catalog_get_the_line(tmp_path, monkeypatch):
     assert f"--catalog: '{cat}' cannot be read" in text and "Give another --catalog" in text
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_api_raises_a_destination_error_before_any_work(tmp_path, monkeypatch):
     from planner import plan
 
@@ -116,6 +117,7 @@ def _rows(path: Path) -> dict[str, str]:
     return {r["id"]: r["gpu"] for r in data["instances"]}
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_rows_naming_an_overlay_gpu_by_id_or_name_are_kept(tmp_path):
     ov = _overlay_gpu(tmp_path / "OV", "zz9", "NVIDIA ZZ9")
     new = tmp_path / "NEW"
@@ -140,6 +142,7 @@ def test_without_the_overlay_the_rows_are_left_out(tmp_path):
     assert _rows(tmp_path / "NEW" / "cloud.yaml") == {"aws-g5-xlarge": "a10g"}
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_output_without_the_overlay_gpus_is_refused(tmp_path):
     ov = _overlay_gpu(tmp_path / "OV", "zz9", "NVIDIA ZZ9")
     csv = aws_csv(tmp_path, G5, "zz.xlarge,zz9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64")

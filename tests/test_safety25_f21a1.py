@@ -2,7 +2,8 @@
 
 - m5: ``import-skypilot --catalog OV``: a row naming a GPU that OV's gpus.yaml adds (an id the shipped catalog
   lacks) by its id or its name, case-blind, is kept with that GPU's id (planner.catalog.skypilot._row_gpu,
-  overlay_gpu_names); the written overlay without that gpus.yaml is refused as naming an unknown GPU; without
+  overlay_gpu_names); the written overlay without that gpus.yaml is refused as naming an unknown GPU, with the
+  hint to copy the overlay's gpus.yaml into --out (planner.cli.catalog.import_skypilot_command); without
   ``--catalog`` the row is still left out.
 - m1: a path that cannot be read (a scenario, --catalog, --out without read permission; an --out folder without
   search permission) is one planner line naming the option, the path and the permission it lacks, with a chmod
@@ -149,6 +150,9 @@ def test_an_output_without_the_overlay_gpus_is_refused(tmp_path):
     code, out = run_cli("catalog", "import-skypilot", str(csv), "--catalog", str(ov), "--out", str(tmp_path / "NEW"))
     assert code == 2
     assert re.search(r"would not load, so nothing was written: .*unknown GPU 'zz9'", out), out
+    assert out.rstrip().endswith(f"The rows name zz9 of {ov}'s gpus.yaml, which {tmp_path / 'NEW'} lacks: copy that "
+                                 f"gpus.yaml into {tmp_path / 'NEW'} and import again, then give --catalog with that "
+                                 "folder alone."), out
     assert not (tmp_path / "NEW" / "cloud.yaml").exists()
 
 

@@ -387,9 +387,18 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
                                       source_text=source_text, check_rows=False, say=said.append,
                                       gpu_names=gpu_names)
     except CatalogError:
-        text, count = _import_overlay(files, out=out, catalog=catalog, provider=provider, region=region, date=date,
-                                      source_text=source_text, check_rows=True, say=lambda line: echo(line, err=True),
-                                      gpu_names=gpu_names)
+        try:
+            text, count = _import_overlay(files, out=out, catalog=catalog, provider=provider, region=region,
+                                          date=date, source_text=source_text, check_rows=True,
+                                          say=lambda line: echo(line, err=True), gpu_names=gpu_names)
+        except CatalogError as exc:
+            gone = sorted(g for g in set((gpu_names or {}).values()) if f"unknown GPU '{g}'" in str(exc))
+            if gone:  # rows name the overlay's own GPUs, which --out lacks (h21a m5)
+                raise CatalogError(str(exc), hint=f"The rows name {', '.join(gone)} of "
+                                   f"{escape_unsafe(str(catalog_dir))}'s gpus.yaml, which {escape_unsafe(out_dir)} "
+                                   f"lacks: copy that gpus.yaml into {escape_unsafe(out_dir)} and import again, then "
+                                   "give --catalog with that folder alone.") from None
+            raise
     except PlannerError:  # a file refused, nothing kept: what was read is said first, as it was read
         for line in said:
             echo(line, err=True)

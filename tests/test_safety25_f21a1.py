@@ -13,7 +13,8 @@
 - m2: calibrate's file in a folder not made yet below a world-writable folder (no sticky bit) is refused before
   the measurement, as one in a folder already there is (planner.core.sharing.refuse_shared_above).
 - m3: '-' as the scenario, workload or SkyPilot file (no such file) gets a hint that planner reads files by path
-  and that /dev/stdin is the path of a pipe (planner.core.infile._open_problem).
+  and that /dev/stdin is the path of a pipe (planner.core.infile._open_problem); import-skypilot given one file
+  twice ('/dev/stdin /dev/stdin') says so before reading.
 - m4: --out (and the API's out=) holding a byte 0x80-0x9F that is not UTF-8 (a C1 control in Latin-1, read by
   Python as the surrogate escape '\\udc9b') is refused as U+009B written in UTF-8 is, the byte shown as \\x9b
   (planner.core.outpath.unsafe_path_char); other non-UTF-8 bytes ('\\xff') are still taken.
@@ -196,6 +197,16 @@ def test_a_dash_for_a_file_points_to_dev_stdin(tmp_path, monkeypatch, args):
     code, text = run_cli(*args, *(("--out", "x") if args[0] != "estimate" else ()))
     assert code == 2
     assert text.strip() == STDIN_HINT
+
+
+
+def test_one_file_given_twice_to_import_skypilot_is_said(tmp_path):
+    csv = aws_csv(tmp_path, G5)
+    code, text = run_cli("catalog", "import-skypilot", str(csv), str(csv), "--out", str(tmp_path / "NEW"))
+    assert code == 2
+    assert text.strip() == (f"Error: FILE...: {csv} is given twice. Give each file once (a pipe such as /dev/stdin "
+                            "can be read only once).")
+    assert not (tmp_path / "NEW").exists()
 
 
 # -- m4: a C1 control byte that is not UTF-8 ----------------------------------------------------------------------

@@ -364,6 +364,10 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
             raise click.BadParameter(f"{problem}; give one line of text, e.g. --source 'SkyPilot catalog, "
                                      f"{date}'", param_hint="--source")
         _check_source_option(source_text, date)
+    twice = next((f for i, f in enumerate(files) if f in files[:i]), None)
+    if twice is not None:  # '/dev/stdin /dev/stdin': a pipe read once is empty the second time (h21a m3)
+        raise InputError(f"FILE...: {escape_unsafe(twice)} is given twice", hint="Give each file once (a pipe such "
+                         "as /dev/stdin can be read only once).")
     out = Path(out_dir)
     # the shipped catalog and the package are never written; a cloud.yaml planner did not write is not replaced
     # the run's inputs: the files read and the --catalog overlay's files (never replaced by its output)

@@ -80,6 +80,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
+
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.import_summary import left_out_lines, region_note
@@ -254,6 +256,23 @@ def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str) -> str
     return catalog_gpu_id(provider, instance, accelerator, gpu_info)
 
 
+def _row_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None,
+             names: Mapping[str, str] | None) -> str | None:
+    """A row's catalog GPU id, or None: the alias table's (:func:`gpu_id`), else an overlay GPU's that ``names``
+    gives for ``acc`` (its id or name, case-blind: :func:`overlay_gpu_names`); one outside ``known`` is None."""
+    gid = gpu_id(provider, inst, acc, info)
+    if gid is None and names:
+        gid = names.get(acc.strip().lower())
+    return None if gid is None or (known is not None and gid not in known) else gid
+
+
+def overlay_gpu_names(gpus: Iterable[Any], shipped: Iterable[str]) -> dict[str, str]:
+    """The GPUs of ``gpus`` whose ids ``shipped`` lacks (an overlay's own), as lower-case id and name -> id, for
+    :func:`import_file`'s ``gpu_names``: a row whose AcceleratorName is one of them names that GPU (h21a m5)."""
+    old = set(shipped)
+    return {key: g.id for g in gpus if g.id not in old for key in (g.name.strip().lower(), g.id.lower())}
+
+
 def _case_lines(provider: str, rows: Iterable[Mapping[str, str]], kept: set[str]) -> list[str]:
     """The CSV lines of ``rows`` whose instance type, one of ``kept`` (as :func:`instance_key` gives it), the
     overlay writes in lower case though the file has upper-case letters in it (a row left out is not counted)."""
@@ -283,7 +302,7 @@ def slug(provider: str, instance: str) -> str:
 
 
 def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, cap: int, source: str,
-               as_of: str) -> Callable[[dict[str, str], int], None] | None:
+               as_of: str, names: Mapping[str, str] | None = None) -> Callable[[dict[str, str], int], None] | None:
     """The size cap counted while a file is read: each instance type with a GPU the catalog knows adds the
     least bytes its overlay entry can take (:func:`least_entry_bytes`), once; the reading stops with
     ImportProblem at the row where their sum passes ``cap``, rather than once every row has been priced.
@@ -313,8 +332,8 @@ def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, 
             count = int(given)
             if not acc or given != count or count <= 0 or not is_whole((r.get("AcceleratorCount") or "").strip()):
                 return
-        gid = gpu_id(provider, inst, acc, r.get("GpuInfo") or "")
-        if gid is None or (known is not None and gid not in known):
+        gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names)
+        if gid is None:
             return
         counted.add(inst)
         total += least_entry_bytes(provider, inst, gid, source=source, as_of=as_of)
@@ -334,7 +353,8 @@ def _loader_cap() -> int:
 
 
 def import_file(path: Path, *, provider: str | None = None, region: str | None = None,
-                gpu_ids: Iterable[str] | None = None, max_bytes: int | None = None, source: str = "",
+                gpu_ids: Iterable[str] | None = None, gpu_names: Mapping[str, str] | None = None,
+                max_bytes: int | None = None, source: str = "",
                 as_of: str = "", check_rows: bool = True) -> ImportResult:
     """The instance rows of one SkyPilot ``vms.csv`` (see the module docstring).
 
@@ -342,6 +362,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
         provider: one of :data:`PROVIDERS` (default: :func:`detect_provider`).
         region: take this region rather than the cheapest US one.
         gpu_ids: the catalog's GPU ids (a GPU outside them is skipped; None: no check).
+        gpu_names: an overlay's own GPUs by lower-case id and name (:func:`overlay_gpu_names`), matched when the
+            alias table knows no GPU of that name.
         max_bytes: the most bytes the overlay's entries of this file may take (default: the catalog
             loader's cap on one file, :data:`planner.core.infile.MAX_FILE_BYTES`, 20 MiB): once the
             rows kept are sure to take more, the file is refused at once rather than after checking
@@ -366,7 +388,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     header, rows = read_rows(path, no_gpu=no_gpu,
                              drop_no_gpu=lambda head: (provider or detect_provider(path, head)) not in (None, "gcp"),
                              watch=lambda head: _cap_watch(path, provider or detect_provider(path, head), gpu_ids,
-                                                           cap, source, as_of))
+                                                           cap, source, as_of, gpu_names))
     given = provider
     provider = provider or detect_provider(path, header)
     if provider not in PROVIDERS:
@@ -395,7 +417,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     result = ImportResult()
     dropped: dict[str, list[tuple[str, str]]] = {}
     cells: dict[str, dict[str, str]] = {}  # instance key -> its counts and memory as written (h21b M4)
-    zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped, cells)
+    zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names)
     for inst in sorted(no_gpu):
         key = instance_key(provider, inst)
         result.skipped.setdefault(spelled.setdefault(key, inst), "no GPU")
@@ -464,7 +486,8 @@ def _check_ids(path: Path, rows: Sequence[Imported], lines: Mapping[str, str], s
 
 def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult, gpu_ids: Iterable[str] | None,
            spelled: dict[str, str], dropped: dict[str, list[tuple[str, str]]] | None = None,
-           cells: dict[str, dict[str, str]] | None = None) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
+           cells: dict[str, dict[str, str]] | None = None, names: Mapping[str, str] | None = None
+           ) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
     """Each instance type's zones (:class:`_Zone`), its (GPU id, count, vCPUs, memory) and first CSV line, keyed by
     :func:`instance_key`; a row that prices nothing is told in ``result.skipped`` under the instance type as the
     file first writes it (``spelled``, filled here), and kept in ``dropped`` (instance key -> its (line, reason)
@@ -509,8 +532,8 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
             if not acc or count <= 0:
                 leave(inst, shown, r["_line"], "no GPU")
                 continue
-        gid = gpu_id(provider, inst, acc, r.get("GpuInfo") or "")
-        if gid is None or (known is not None and gid not in known):
+        gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names)
+        if gid is None:
             leave(inst, shown, r["_line"], _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known))
             continue
         price, spot = _num(r["Price"]), _spot(r, result)

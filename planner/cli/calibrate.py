@@ -88,6 +88,11 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
 
         refuse_shared_folder(path.parent, "the calibration file's folder", "Give --out a file in a folder only you "
                              "can write, or set the folder's sticky bit (chmod +t).")
+    else:  # a folder the save will make (a first ~/.config/planner): the folders above it, now (h21a m2)
+        from planner.core.sharing import refuse_shared_above
+
+        refuse_shared_above(path.parent, "the calibration file's folder", "Give --out a file in a folder only you "
+                            "can write, or set the folder's sticky bit (chmod +t).")
     if calibration_file:  # a device or a pipe as --out: said as the output it is, not as an input file
         refuse_odd_out(path)
     if path.exists():  # the file the result is added to is read now, not after the measurement: one that is not a

@@ -309,7 +309,8 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
               help="Where the files come from, for each row's source (default: the file path and the schema).")
 @click.option("--catalog", "catalog_dir", type=opts.PathType(file_okay=False), multiple=True,
               callback=one_catalog,
-              help="Catalog overlay whose GPU ids the rows may name.")
+              help="Catalog overlay whose own GPUs (ids the shipped catalog lacks) rows may name by id or name; "
+                   "give --out a folder holding its gpus.yaml.")
 @handle_errors
 def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str | None, region: str | None,
                             as_of: str | None, source_text: str | None, catalog_dir: str | None) -> None:
@@ -330,6 +331,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     import re
     from pathlib import Path
 
+    from planner.catalog.skypilot import overlay_gpu_names
     from planner.core.atomic import write_text
     from planner.core.errors import CatalogError, InputError, PlannerError
     from planner.core.names import escape_unsafe, unsafe_problem
@@ -362,6 +364,10 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
             raise click.BadParameter(f"{problem}; give one line of text, e.g. --source 'SkyPilot catalog, "
                                      f"{date}'", param_hint="--source")
         _check_source_option(source_text, date)
+    twice = next((f for i, f in enumerate(files) if f in files[:i]), None)
+    if twice is not None:  # '/dev/stdin /dev/stdin': a pipe read once is empty the second time (h21a m3)
+        raise InputError(f"FILE...: {escape_unsafe(twice)} is given twice", hint="Give each file once (a pipe such "
+                         "as /dev/stdin can be read only once).")
     out = Path(out_dir)
     # the shipped catalog and the package are never written; a cloud.yaml planner did not write is not replaced
     # the run's inputs: the files read and the --catalog overlay's files (never replaced by its output)
@@ -372,6 +378,9 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=inputs)
     _before_import(out, catalog_dir)
     catalog = opts.load_catalog_option(catalog_dir)
+    # the --catalog overlay's own GPUs (ids the shipped catalog lacks) are matched by id and name too (h21a m5)
+    gpu_names = None if catalog_dir is None else overlay_gpu_names(
+        catalog.gpus, [g.id for g in opts.load_catalog_option(None).gpus])
     # first without the loader's check of each row: the whole overlay is loaded with the loader before it is
     # written (check_overlay), which reads each entry once. Only when that load fails is the import run again
     # with each row checked, so that a row the loader refuses is left out with its reason rather than the whole
@@ -379,10 +388,21 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     said: list[str] = []
     try:
         text, count = _import_overlay(files, out=out, catalog=catalog, provider=provider, region=region, date=date,
-                                      source_text=source_text, check_rows=False, say=said.append)
+                                      source_text=source_text, check_rows=False, say=said.append,
+                                      gpu_names=gpu_names)
     except CatalogError:
-        text, count = _import_overlay(files, out=out, catalog=catalog, provider=provider, region=region, date=date,
-                                      source_text=source_text, check_rows=True, say=lambda line: echo(line, err=True))
+        try:
+            text, count = _import_overlay(files, out=out, catalog=catalog, provider=provider, region=region,
+                                          date=date, source_text=source_text, check_rows=True,
+                                          say=lambda line: echo(line, err=True), gpu_names=gpu_names)
+        except CatalogError as exc:
+            gone = sorted(g for g in set((gpu_names or {}).values()) if f"unknown GPU '{g}'" in str(exc))
+            if gone:  # rows name the overlay's own GPUs, which --out lacks (h21a m5)
+                raise CatalogError(str(exc), hint=f"The rows name {', '.join(gone)} of "
+                                   f"{escape_unsafe(str(catalog_dir))}'s gpus.yaml, which {escape_unsafe(out_dir)} "
+                                   f"lacks: copy that gpus.yaml into {escape_unsafe(out_dir)} and import again, then "
+                                   "give --catalog with that folder alone.") from None
+            raise
     except PlannerError:  # a file refused, nothing kept: what was read is said first, as it was read
         for line in said:
             echo(line, err=True)
@@ -454,10 +474,11 @@ def _foreign_region_option(region: str) -> str:
 
 
 def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider: str | None, region: str | None,
-                    date: str, source_text: str | None, check_rows: bool, say: Any) -> tuple[str, int]:
+                    date: str, source_text: str | None, check_rows: bool, say: Any,
+                    gpu_names: Any = None) -> tuple[str, int]:
     """The overlay text of ``files`` and its number of instances, checked by loading it as ``--catalog OUT``
     would (:func:`check_overlay`); what each file gave and left out told to ``say``, a line at a time.
-    ``check_rows``: planner.catalog.skypilot.import_file's per-row check.
+    ``check_rows``, ``gpu_names``: planner.catalog.skypilot.import_file's per-row check and overlay GPU names.
 
     Raises:
         InputError: a file the importer refuses, no instance kept, one instance from two files.
@@ -481,6 +502,7 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
     for f in files:
         try:
             result = import_file(Path(f), provider=provider, region=region, gpu_ids=[g.id for g in catalog.gpus],
+                                 gpu_names=gpu_names,
                                  max_bytes=MAX_FILE_BYTES - used, source=source_text or _default_source(f, date),
                                  as_of=date, check_rows=check_rows)
         except ImportProblem as exc:

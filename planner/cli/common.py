@@ -437,11 +437,12 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
     if (m := UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
         raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "
                         "would be part of a folder's name. Write it unquoted, or give the path itself.", ctx)
-    from planner.core.names import char_name, unsafe_char
+    from planner.core.outpath import unsafe_path_char
 
-    bad = unsafe_char(text)
-    if bad is not None:  # a ZWSP, a bidi control, a control character: names refuse them (planner.core.names)
-        raise LineError(f"--out: '{escape_unsafe(text)}' holds {char_name(bad)}, which no listing shows, so the "
+    found = unsafe_path_char(text)
+    if found is not None:  # a ZWSP, a bidi control, a control character (a C1 byte too): names refuse them
+        bad, named = found
+        raise LineError(f"--out: '{escape_unsafe(text)}' holds {named}, which no listing shows, so the "
                         f"folder's name would look like another. Write --out '{escape_unsafe(text.replace(bad, ''))}' "
                         "without it.", ctx)
     if text != text.rstrip():  # 'o ': a folder whose name ends in a space, which no listing shows

@@ -325,11 +325,14 @@ class Choice(click.Choice):
 class PathType(click.Path):
     """click.Path refusing a directory where a file belongs (--workload, a scenario) or a file where a directory
     belongs (--catalog, --out) in planner's line: the option, the path (planner.core.names.path_text) and what
-    to give instead; click's other refusals are left as they are."""
+    to give instead; so is a path that cannot be read, a folder without search permission included
+    (planner.core.denied); click's other refusals are left as they are."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from planner.core.denied import denied_problem
+
         try:
-            return super().convert(value, param, ctx)
+            converted = super().convert(value, param, ctx)
         except click.BadParameter:
             if param is None:
                 raise
@@ -338,6 +341,8 @@ class PathType(click.Path):
             from planner.core.names import path_text
 
             name, shown = param_name(param), path_text(os.fsdecode(value))
+            if denied_problem(value, name):  # click's 'is not readable' with no hint (h21a m1)
+                raise LineError(denied_problem(value, name), ctx) from None
             if not self.dir_okay and os.path.isdir(value):
                 raise LineError(f"{name}: '{shown}' is a directory; {name} takes a file. Give the path of a file "
                                 "in it, not the directory.", ctx) from None
@@ -347,6 +352,10 @@ class PathType(click.Path):
                         f"'{path_text(os.path.dirname(os.fsdecode(value)) or '.')}'.")
                 raise LineError(f"{name}: '{shown}' is a file; {name} takes a directory. {hint}", ctx) from None
             raise
+        problem = denied_problem(value, param_name(param)) if param is not None else None
+        if problem:  # a folder without search permission, which click lets through (h21a m1)
+            raise LineError(problem, ctx)
+        return converted
 
 
 class GpuLayers(click.ParamType):

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from planner.core.atomic import not_a_folder, own_file_sha256, refuse_read_only
+from planner.core.denied import denied_problem
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import MANIFEST, read_manifest
 from planner.core.protected import refuse_protected
@@ -78,6 +79,9 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
         raise not_a_folder(out, st.st_mode)
     if st is not None:
         refuse_shared_folder(out, "the output folder", _SHARED_HINT, st=st)
+        denied = denied_problem(out, "--out", lead=False)
+        if denied:  # before the manifest is read, which would name a file that cannot be reached (h21a m1)
+            raise DestinationError(denied)
     manifest = read_manifest(out) if st is not None else {}
     for name in sorted(names, key=lambda n: n not in written):  # a name this run writes is the one named first
         check_name(name)

@@ -130,6 +130,9 @@ def _open_problem(exc: OSError, path: Path | None = None) -> FileProblem:
 
     if isinstance(exc, FileNotFoundError) and path is not None and lost_relative(path):
         return FileProblem(f"cannot be found: {CWD_GONE}, and the path is relative to it", hint=CWD_HINT + ".")
+    if isinstance(exc, FileNotFoundError) and path is not None and str(path) == "-":  # h21a m3
+        return FileProblem("no such file", hint="planner reads files by path and does not take '-' for standard "
+                                                "input; to read a pipe, give the path /dev/stdin.")
     if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
         return FileProblem("no such file")
     if isinstance(exc, PermissionError):

@@ -22,6 +22,21 @@ from planner.core.names import char_name, escape_unsafe, is_blank_looking, strip
 UNEXPANDED = re.compile(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?|\$\(|`")
 
 
+def unsafe_path_char(text: str) -> tuple[str, str] | None:
+    """(the character, its name) of the first character of ``text`` that names refuse (planner.core.names.unsafe_char),
+    else of the first byte 0x80-0x9F that was not UTF-8 (Python's surrogate escape, '\udc9b'): the C1 controls of
+    every ISO-8859 locale, where a listing or an 8-bit terminal takes 0x9B for an escape sequence (h21a m4); None
+    when there is neither. The byte is named 'the byte \x9b (U+009B in Latin-1)'."""
+    bad = unsafe_char(text)
+    if bad is not None:
+        return bad, char_name(bad)
+    byte = next((c for c in text if "\udc80" <= c <= "\udc9f"), None)
+    if byte is None:
+        return None
+    code = ord(byte) - 0xDC00
+    return byte, f"the byte \\x{code:02x} (U+{code:04X} in Latin-1, a control character)"
+
+
 def out_path_problem(text: str) -> tuple[str, str] | None:
     """(problem, the path as it may have been meant) for an output path ``text`` that would name another folder
     than the one meant, or None: an unexpanded substitution ('$HOME/r', 'x/$(pwd)'), an invisible or control
@@ -33,10 +48,10 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
     if m is not None:
         return (f"holds {m.group()!r}, which was not expanded (Python expands no '$' or '`'), so it would be part of "
                 "a folder's name", text)
-    bad = unsafe_char(text)
-    if bad is not None:
-        return (f"holds {char_name(bad)}, which no listing shows, so the folder's name would look like another",
-                escape_unsafe(text.replace(bad, "")))
+    found = unsafe_path_char(text)
+    if found is not None:
+        return (f"holds {found[1]}, which no listing shows, so the folder's name would look like another",
+                escape_unsafe(text.replace(found[0], "")))
     parts = re.split(r"[/\\]" if os.sep == "\\" else "/", text)
     edged = next((p for p in parts if p and (is_blank_looking(p[0]) or is_blank_looking(p[-1]))), None)
     if edged is not None:

@@ -134,6 +134,16 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
             raise DestinationError(f"{escape_unsafe(str(link))}: is on the way to {what} ({escape_unsafe(str(folder))})"
                                    f"{also}, but {why}; so planner could be made to write elsewhere, and it writes "
                                    f"nothing there. Give a path without that link. {hint}")
+    refuse_shared_above(folder, what, hint)
+
+
+def refuse_shared_above(folder: Path | str, what: str, hint: str) -> None:
+    """Refuse ``folder`` (which need not exist yet: a folder a run will make) when a folder above it that exists
+    lets another user rename its entries (:func:`rename_risk`): the whole branch could be swapped for a link.
+
+    Raises:
+        DestinationError: naming the folder above, ``what`` and ``folder``, why, and ``hint``.
+    """
     for above in _folders_above(folder):
         try:
             why = rename_risk(above)

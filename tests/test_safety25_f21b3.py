@@ -1,0 +1,76 @@
+"""Issue 28, hostile pass 21B: findings of report h21b fixed on branch f21b3.
+
+- M9: a raw control character inside a config.json text is named (U+0000 (NULL)) without json's doubled
+  "at at", with a hint that fits it (a line break as \\n, a tab as \\t, another as its \\u escape).
+- M7: a bitsandbytes 4-bit checkpoint whose ``bnb_4bit_quant_type`` planner does not size (fp4, a typo, an
+  ESC) is warned about naming ``quantization_config.bnb_4bit_quant_type`` and its value as written (escaped).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import main
+
+# a tiny Llama, as tests/test_config_text.py builds it
+_CONFIG = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "intermediate_size": 96, "vocab_size": 100}
+
+
+def _estimate(model: Path) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, ["estimate", "--model", str(model), "--task", "infer", "--context", "256"])
+    return r.exit_code, r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("raw, named, hint", [
+    ("\x00", "U+0000 (NULL)", "Remove it, or write it escaped as \\u0000"),
+    ("\x1b", "U+001B (ESCAPE)", "Remove it, or write it escaped as \\u001b"),
+    ("\n", "U+000A (LINE FEED)", "Write a line break inside a text as \\n."),
+    ("\t", "U+0009 (CHARACTER TABULATION)", "Write a tab inside a text as \\t."),
+])
+def test_m9_a_raw_control_character_in_a_config_text_is_named(tmp_path: Path, raw: str, named: str,
+                                                              hint: str) -> None:
+    (tmp_path / "m").mkdir()
+    text = json.dumps(_CONFIG)[:-1] + ', "x": "a' + raw + 'b"}'
+    (tmp_path / "m" / "config.json").write_text(text)
+    code, _, err = _estimate(tmp_path / "m")
+    col = text.index(raw) + 1  # one line (unless the raw byte is a line feed, which json meets first anyway)
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"config.json:1: invalid JSON: a raw control character {named} inside a text at line 1 column {col}." \
+        in err
+    assert hint in err
+    assert "at at" not in err
+
+
+@pytest.mark.parametrize("kind, shown", [
+    ("fp4", "'fp4'"),
+    ("nf5", "'nf5'"),
+    ("nf4\x1b[2J", "'nf4\\x1b[2J'"),
+])
+def test_m7_an_unsized_bnb_4bit_quant_type_is_named(tmp_path: Path, kind: str, shown: str) -> None:
+    (tmp_path / "m").mkdir()
+    cfg = dict(_CONFIG, quantization_config={"quant_method": "bitsandbytes", "load_in_4bit": True,
+                                             "bnb_4bit_quant_type": kind})
+    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
+    code, out, err = _estimate(tmp_path / "m")
+    assert code == 0, err
+    text = " ".join((out + err).split())  # the warning is wrapped
+    assert f"quantization_config.bnb_4bit_quant_type {shown}) of a format the memory model does not size" in text
+    assert "\x1b" not in out + err
+    assert "Recipe: bf16" in out
+
+
+def test_m7_nf4_is_still_sized(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    cfg = dict(_CONFIG, quantization_config={"quant_method": "bitsandbytes", "load_in_4bit": True,
+                                             "bnb_4bit_quant_type": "NF4"})
+    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
+    code, out, err = _estimate(tmp_path / "m")
+    assert code == 0, err
+    assert "Recipe: nf4" in out
+    assert "bnb_4bit_quant_type" not in out + err

@@ -4,6 +4,8 @@
   "at at", with a hint that fits it (a line break as \\n, a tab as \\t, another as its \\u escape).
 - M7: a bitsandbytes 4-bit checkpoint whose ``bnb_4bit_quant_type`` planner does not size (fp4, a typo, an
   ESC) is warned about naming ``quantization_config.bnb_4bit_quant_type`` and its value as written (escaped).
+- M6: a number written as text whose value lies outside the key's range (``seq_len: 1e9``,
+  ``unit_price_usd: 1.7e308``) gets the range as its hint, not a spelling the range then refuses.
 """
 
 from __future__ import annotations
@@ -74,3 +76,39 @@ def test_m7_nf4_is_still_sized(tmp_path: Path) -> None:
     assert code == 0, err
     assert "Recipe: nf4" in out
     assert "bnb_4bit_quant_type" not in out + err
+
+
+_TRAIN = "name: w\nmodel: llama-2-7b\ntask: train\nmethod: qlora\nmicro_batch: 1\n"
+
+
+def _estimate_file(tmp_path: Path, text: str) -> tuple[int, str]:
+    (tmp_path / "w.yaml").write_text(text)
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(tmp_path / "w.yaml")])
+    return r.exit_code, r.stderr
+
+
+@pytest.mark.parametrize("written, hint", [
+    # seq_len takes 1 to 16777216 (2^24): 1e9 is above it, -1e3 below it
+    ("1e9", "1e9 is more than this field takes: give a whole number from 1 to 16777216."),
+    ("-1e3", "-1e3 is less than this field takes: give a whole number from 1 to 16777216."),
+    ("1e3", "Write the whole number in digits: seq_len: 1000."),  # inside the range: its digits, as before
+])
+def test_m6_a_whole_number_hint_lies_inside_the_range(tmp_path: Path, written: str, hint: str) -> None:
+    code, err = _estimate_file(tmp_path, _TRAIN + f"seq_len: {written}\n")
+    assert code == 2
+    assert err.count("\n") == 1
+    assert f"seq_len: must be a whole number, not '{written}'. {hint}" in err
+
+
+def test_m6_a_number_hint_lies_inside_the_range(tmp_path: Path) -> None:
+    # extras' unit_price_usd takes 0 to 100000000 (1e8): 1.7e308 is above it, so 1.7e+308 is never hinted
+    (tmp_path / "p.yaml").write_text(
+        "name: ov\nworkloads:\n  - {name: w, model: llama-2-7b, task: train, method: qlora, micro_batch: 1, "
+        "seq_len: 512}\nextras:\n  - {description: d, unit_price_usd: 1.7e308, quantity: 1, source: s, "
+        "as_of: 2026-01-15}\n")
+    r = CliRunner().invoke(main, ["plan", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o"), "--format",
+                                  "json"])
+    assert r.exit_code == 2
+    assert ("extras[0].unit_price_usd: must be a number, not '1.7e308'. 1.7e308 is more than this field takes: "
+            "give a number from 0 to 100000000.") in r.stderr
+    assert "1.7e+308" not in r.stderr

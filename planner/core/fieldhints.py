@@ -227,6 +227,8 @@ def _outside_range_hint(value: Any, lo: float | None, hi: float | None, whole: b
     None for a text that is no plain number or one inside the range."""
     if not isinstance(value, str) or not re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*", value):
         return None
+    if re.fullmatch(r"\s*[+-]?0[0-9]+\s*", value):  # '096': a share's or a leading zero's own hint says more
+        return None
     try:
         meant = float(value)
     except (ValueError, OverflowError):

@@ -6,6 +6,9 @@
   ESC) is warned about naming ``quantization_config.bnb_4bit_quant_type`` and its value as written (escaped).
 - M6: a number written as text whose value lies outside the key's range (``seq_len: 1e9``,
   ``unit_price_usd: 1.7e308``) gets the range as its hint, not a spelling the range then refuses.
+- M3: ``--gpu-layers`` is refused in planner's ``--gpu-layers: ...`` line (a close match for ``alll``, the digits
+  for ``1e3``), ``gpu_layers: alll`` in a file gets "Did you mean 'all'?", ``gpu_layers: max`` names the key once;
+  ``--format`` is refused in the ``--format: ...`` line, not click's "Invalid value".
 """
 
 from __future__ import annotations
@@ -112,3 +115,53 @@ def test_m6_a_number_hint_lies_inside_the_range(tmp_path: Path) -> None:
     assert ("extras[0].unit_price_usd: must be a number, not '1.7e308'. 1.7e308 is more than this field takes: "
             "give a number from 0 to 100000000.") in r.stderr
     assert "1.7e+308" not in r.stderr
+
+
+_LLAMA = ["estimate", "--model", "llama-2-7b", "--task", "infer", "--context", "512", "--engine", "llama.cpp",
+          "--weights", "Q4_K_M"]
+
+
+@pytest.mark.parametrize("given, line", [
+    ("alll", "Error: --gpu-layers: 'alll' is not a layer count. Did you mean 'all'? Or give a whole number of layers."),
+    ("1e3", "Error: --gpu-layers: '1e3' is not a whole number. Write the whole number in digits: --gpu-layers 1000."),
+    ("", "Error: --gpu-layers: '' is not a layer count. --gpu-layers takes a whole number of layers, or 'all'."),
+    ("ALL", "Error: --gpu-layers: 'ALL' is not a layer count. Did you mean 'all'? The words (all, max, auto) are "
+            "written in lower case."),
+])
+def test_m3_gpu_layers_option_is_refused_in_planners_line(given: str, line: str) -> None:
+    r = CliRunner().invoke(main, _LLAMA + ["--gpu-layers", given])
+    assert r.exit_code == 2
+    assert r.stderr == line + "\n"
+    assert "Invalid value" not in r.stderr
+
+
+def test_m3_gpu_layers_hinted_values_are_taken() -> None:
+    for fixed in ("all", "1000", "20"):  # 1000 layers is every layer (llama.cpp clamps -ngl to n_layer + 1)
+        r = CliRunner().invoke(main, _LLAMA + ["--gpu-layers", fixed])
+        assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("written, want", [
+    ("alll", "gpu_layers: 'alll' is not a layer count. Did you mean 'all'? Or give a whole number of layers."),
+    ("max", "gpu_layers: 'max' asks for the most layers that fit a card, which needs a card."),
+])
+def test_m3_gpu_layers_in_a_file(tmp_path: Path, written: str, want: str) -> None:
+    code, err = _estimate_file(tmp_path, "name: w\nmodel: llama-2-7b\ntask: infer\ncontext: 512\nengine: llama.cpp\n"
+                                         f"weights: Q4_K_M\ngpu_layers: {written}\n")
+    assert code == 2
+    assert f"w.yaml:7: {want}" in err
+    assert err.count("gpu_layers:") == 1 + ("gpu_layers: max" in err)  # the key once (the hint may name 'max')
+
+
+@pytest.mark.parametrize("given, line", [
+    ("JSON", "Error: --format: 'JSON' is not written in lower case; format names are written as listed (xlsx, csv, "
+             "json, md). Write --format json."),
+    ("jsn", "Error: --format: 'jsn' is not a report format; give a comma-separated list of xlsx, csv, json, md. "
+            "Did you mean 'json'?"),
+])
+def test_m3_format_is_refused_in_planners_line(tmp_path: Path, given: str, line: str) -> None:
+    (tmp_path / "s.yaml").write_text("name: fm\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer, "
+                                     "context: 1024}\n")
+    r = CliRunner().invoke(main, ["plan", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--format", given])
+    assert r.exit_code == 2
+    assert r.stderr == line + "\n"

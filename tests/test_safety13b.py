@@ -424,7 +424,7 @@ def test_the_readme_says_which_options_have_no_file_key() -> None:
 ])
 def test_format_hints_name_the_whole_list(tmp_path: Path, given: str, want: str) -> None:
     err = _cli_error("plan", QLORA, "--out", str(tmp_path / "o"), "--format", given)
-    assert err == f"Error: Invalid value for '--format': {want} See 'planner plan --help'.\n", err
+    assert err == f"Error: --format: {want}\n", err
     fixed = want.rsplit("--format ", 1)[1].rstrip(".")
     r = CliRunner().invoke(main, ["plan", QLORA, "--out", str(tmp_path / "o"), "--format", fixed])
     assert r.exit_code == 0, r.output  # the hint, followed, is taken

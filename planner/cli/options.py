@@ -368,21 +368,35 @@ class GpuLayers(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, int):
             return value
+        if param is None:  # no option to name: click's own words
+            try:
+                return int(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a layer count: give a whole number, or 'all'", param, ctx)
         refuse_foreign_digits(value, param, ctx, whole=True)
+        refuse_underflow(value, param, ctx)
         from planner.workload.options import LAYER_WORDS
 
-        text = str(whole_decimal(value)).strip().lower()
+        opt = param_name(param)
+        value = whole_decimal(value, param, ctx)
+        text = str(value).strip().lower()
         if text in LAYER_WORDS and value != text:  # 'ALL', ' all': lower case only, as 'fit --concurrency MAX'
-            self.fail(f"{value!r} is not a layer count. Did you mean {text!r}? The words (all, max, auto) are "
-                      "written in lower case", param, ctx)
+            raise LineError(f"{opt}: {value!r} is not a layer count. Did you mean {text!r}? The words (all, max, "
+                            "auto) are written in lower case.", ctx)
         if text in LAYER_WORDS:
             return text
+        refuse_other_spelling(value, param, ctx, whole=True)  # '1e3': its digits, as the counts hint (h21b M3)
         try:
             return int(text)
         except ValueError:
-            self.fail(f"{value!r} is not a layer count: give a whole number, or 'all'", param, ctx)
+            pass
+        from planner.core.fieldhints import _not_a_choice
+        from planner.core.names import byte_escapes
 
-
+        problem, hint = _not_a_choice(str(value), LAYER_WORDS, "is not a layer count")
+        close = hint if hint is not None and hint.startswith("Did you mean") else None
+        raise LineError(f"{opt}: {byte_escapes(problem)}. " + (f"{close} Or give a whole number of layers." if close
+                        else f"{opt} takes a whole number of layers, or 'all'."), ctx)
 
 
 class BoolSpellingCommand(SingleValueCommand):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import (SingleValueCommand, echo, handle_errors, input_file_option, joined, one_catalog,
-                                out_dir_option, say_infeasible)
+from planner.cli.common import (LineError, SingleValueCommand, echo, handle_errors, input_file_option, joined,
+                                one_catalog, out_dir_option, say_infeasible)
 from planner.core.escape import json_text
 
 
@@ -19,8 +19,9 @@ def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tupl
     try:
         return report_formats(value)
     except InputError as exc:
-        hint = f". {exc.hint.rstrip('.')}" if exc.hint else ""
-        raise click.BadParameter(exc.problem + hint, ctx=ctx, param=param) from None
+        hint = f" {exc.hint}" if exc.hint else ""  # planner's '--format: ...' line, as --top's (h21b M3)
+        problem = exc.problem if exc.problem.endswith(("?", ".")) else exc.problem + "."
+        raise LineError(f"{opts.param_name(param)}: {problem}{hint}", ctx) from None
 
 
 @click.command(name="plan", cls=SingleValueCommand)

@@ -221,6 +221,27 @@ _BINARY = {"K": "2^10", "M": "2^20", "G": "2^30", "T": "2^40"}
 _BINARY_BYTES = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
 
 
+def _outside_range_hint(value: Any, lo: float | None, hi: float | None, whole: bool) -> str | None:
+    """For a text whose number lies outside the field's range (``seq_len: 1e9`` where 16777216 is the most,
+    ``unit_price_usd: 1.7e308``): the range, said at once, never a spelling the range then refuses (h21b M6);
+    None for a text that is no plain number or one inside the range."""
+    if not isinstance(value, str) or not re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*", value):
+        return None
+    if re.fullmatch(r"\s*[+-]?0[0-9]+\s*", value):  # '096': a share's or a leading zero's own hint says more
+        return None
+    try:
+        meant = float(value)
+    except (ValueError, OverflowError):
+        return None
+    if not math.isfinite(meant) or not ((lo is not None and meant < lo) or (hi is not None and meant > hi)):
+        return None
+    what = "a whole number" if whole else "a number"
+    span = (f"from {_num(lo)} to {_num(hi)}" if lo is not None and hi is not None else
+            f"of at least {_num(lo)}" if lo is not None else f"of at most {_num(hi)}")
+    side = "more" if hi is not None and meant > hi else "less"
+    return f"{value.strip()} is {side} than this field takes: give {what} {span}."
+
+
 def _int_hint(key: str, value: Any) -> str | None:
     """:func:`whole_number_hint` for a file's ``key: value``."""
     return whole_number_hint(value, lambda n: f"{key}: {n}")

@@ -25,7 +25,8 @@ from planner.core.units import (UNDERFLOW_HINT, NotWhole, UnitError, dotted_thou
                                  underflow_problem)
 from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT_MAX, _ISO_DATE, _POWER, _PREFIX,
                                      _bool_note, _choice_note, _num, _date_hint, _digits, _int_hint,
-                                     _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _takes_hint,
+                                     _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _outside_range_hint,
+                                     _takes_hint,
                                      _text_note, plain_number)
 from planner.core.fieldhints import (ascii_digits, ascii_digits_hint, block_number_hint, shown_number,
                                      whole_number_hint)  # noqa: F401 (re-exported)
@@ -406,7 +407,8 @@ class Entry:
                 null = (f"Write a whole number after '{key}:' (nothing there, or ~, is YAML's null)."
                         if self.file else "Give a whole number; None is no value.")
             raise self.error(f"must be a whole number, not {_kind(value)}", key,
-                             _int_hint(key, value) or null or _takes_hint(key, value, min, max, what, self.file))
+                             _outside_range_hint(value, min, max, whole=True) or _int_hint(key, value) or null
+                             or _takes_hint(key, value, min, max, what, self.file))
         _check_range(self, key, value, min, max)
         return value
 
@@ -419,7 +421,8 @@ class Entry:
             null = (self.null_hint(key, "a number", optional=default is not _MISSING)  # '~' or nothing: h16b 13b
                     if value is None else None)
             raise self.error(f"must be a number, not {_kind(value)}", key,
-                             null or _number_hint(key, value, max) or _bool_note(value, self.file).strip() or None)
+                             null or _outside_range_hint(value, min, max, whole=False) or _number_hint(key, value, max)
+                             or _bool_note(value, self.file).strip() or None)
         underflow = underflow_problem(value)  # '1.0e-400', Decimal('1e-400'): 0.0, which was never written (h17b #3)
         if underflow is not None:
             raise self.error(underflow, key, UNDERFLOW_HINT)

@@ -16,6 +16,7 @@ from typing import Any
 
 from planner.core.bidi import bidi_problem
 from planner.core.infile import FileProblem, InputFile, read_input
+from planner.core.names import char_name
 from planner.core.yamlio import _TOO_DEEP, _TOO_DEEP_HINT, LineDict
 from planner.core.yamlrules import YamlProblem
 
@@ -77,6 +78,10 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
         raise YamlProblem(f"invalid JSON: key {exc.name!r} appears twice in one object", line,
                           "Keep one of the two values; JSON readers differ on which one wins.") from exc
     except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Invalid control character") and 0 <= exc.pos < len(exc.doc):
+            ch = exc.doc[exc.pos]  # json says 'Invalid control character at' (h21b M9: 'at at', no name)
+            raise YamlProblem(f"invalid JSON: a raw control character {char_name(ch)} inside a text at line "
+                              f"{exc.lineno} column {exc.colno}", exc.lineno, _control_hint(ch)) from exc
         hint = next((h for start, h in _JSON_HINTS if exc.msg.startswith(start)), None)
         raise YamlProblem(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", exc.lineno,
                           hint) from exc
@@ -102,6 +107,15 @@ _JSON_HINTS = (
     ("Invalid control character", "Write a line break inside a text as \\n."),
     ("Extra data", "A config.json holds one object; remove what follows its closing '}'."),
 )
+
+
+def _control_hint(ch: str) -> str:
+    """What to write instead of a raw control character inside a JSON text: its JSON escape."""
+    if ch in "\n\r":
+        return "Write a line break inside a text as \\n."
+    if ch == "\t":
+        return "Write a tab inside a text as \\t."
+    return f"Remove it, or write it escaped as \\u{ord(ch):04x} if the model publishes it so."
 
 
 class _Constant(ValueError):

@@ -184,10 +184,14 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
     if method == "mxfp4":
         return "mxfp4", None, words
     if method == "bitsandbytes":
-        if q.get("load_in_4bit") and str(q.get("bnb_4bit_quant_type", "nf4")).lower() == "nf4":
+        kind = q.get("bnb_4bit_quant_type", "nf4")
+        if q.get("load_in_4bit") and str(kind).lower() == "nf4":
             return "nf4", None, words + ", load_in_4bit nf4"
         if q.get("load_in_8bit"):
             return "int8", None, words + ", load_in_8bit"
+        if q.get("load_in_4bit"):  # fp4 or a typo: the field and its value as written (h21b M7)
+            shown = repr(clip_text(kind)) if isinstance(kind, str) else clip_text(str(kind))
+            return None, group, words + f", load_in_4bit, quantization_config.bnb_4bit_quant_type {shown}"
     return None, group, words
 
 

@@ -498,10 +498,16 @@ def _gpu_layers(entry: Entry, arch: Architecture) -> int | None:
     if layers is None or (isinstance(layers, str) and layers.strip().lower() == "all"):
         gpu_layers = None
     elif isinstance(layers, str) and layers.strip().lower() in ("max", "auto"):
-        raise entry.error(f"gpu_layers: {layers} asks for the most layers that fit a card, which needs a card",
+        raise entry.error(f"{layers!r} asks for the most layers that fit a card, which needs a card",
                           "gpu_layers", f"Give a number from 0 to {L + 1} or 'all' here; 'planner fit --gpu ID "
                           "--gpu-layers max' finds the most that fit, and a scenario may write gpu_layers: max.")
     else:
+        if isinstance(layers, str) and not any(c.isdigit() for c in layers):  # 'alll': the word meant (h21b M3)
+            from planner.core.fieldhints import _not_a_choice
+
+            problem, hint = _not_a_choice(layers, LAYER_WORDS, "is not a layer count")
+            if hint is not None and hint.startswith("Did you mean"):
+                raise entry.error(problem, "gpu_layers", f"{hint} Or give a whole number of layers.")
         gpu_layers = entry.int("gpu_layers", None, min=0, max=10_000)
         if gpu_layers is not None and gpu_layers >= L + 1:
             gpu_layers = None  # every layer: llama.cpp clamps -ngl 999 to n_layer + 1

@@ -1126,8 +1126,9 @@ def test_scenario_naming_a_gpu_the_overlay_removed_says_so(tmp_path: Path) -> No
 def test_overlay_directory_missing(tmp_path: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(tmp_path / "nope", base=TINY)
-    assert str(excinfo.value) == (f"{tmp_path / 'nope'}: no such catalog directory. --catalog takes a directory "
-                                  "holding overlay files such as gpus.yaml (catalog/README.md).")
+    assert str(excinfo.value) == (f"{tmp_path / 'nope'}: no such catalog directory. The catalog overlay (--catalog "
+                                  "DIR; catalog= in Python) is a directory holding overlay files such as gpus.yaml "
+                                  "(catalog/README.md).")
 
 
 def test_overlay_is_a_file(tmp_path: Path) -> None:
@@ -1135,7 +1136,8 @@ def test_overlay_is_a_file(tmp_path: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(path, base=TINY)
     assert str(excinfo.value) == (
-        f"{path}: is a file, not a directory. --catalog takes a directory of catalog YAML files."
+        f"{path}: is a file, not a directory. The catalog overlay (--catalog DIR; catalog= in Python) is a directory "
+        "holding overlay files such as gpus.yaml (catalog/README.md)."
     )
 
 

@@ -1,4 +1,4 @@
-"""Issue 28, hostile pass 20B minor 3: a config.json's quant_method is quoted as the config writes it.
+"""Issue 28, hostile pass 20B minor 3 and pass 22B #1.
 
 The warning for a quantized checkpoint of a format the memory model does not size lower-cased the method
 (``=HYPERLINK("x")`` was said as ``=hyperlink("x")``, a value the file does not hold); a method that is not one
@@ -26,3 +26,19 @@ _LLAMA = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_
 def test_an_unsized_quant_method_is_quoted_as_written(method: str, words: str) -> None:
     arch = from_hf_config({**_LLAMA, "quantization_config": {"quant_method": method, "bits": 4}}, "config.json")
     assert checkpoint_format(arch) == (None, None, words)
+
+
+# ---- pass 22B #1: the overlay folder's own errors carry its path escaped, in the API too
+
+@pytest.mark.parametrize("name", ["none\x1b]0;T\x07", "x\ny", "x\u202eder"])
+def test_an_overlay_folder_error_escapes_its_path(tmp_path, name: str) -> None:
+    from planner import load_catalog
+    from planner.core.errors import CatalogError
+
+    with pytest.raises(CatalogError) as info:
+        load_catalog(tmp_path / name)
+    text = str(info.value)
+    # the path goes in the error's file=, which every output escapes (the CLI printed it escaped already)
+    assert not any(c in text for c in "\x1b\x07\n\u202e"), repr(text)
+    assert text.startswith(f"{tmp_path}/") and ": no such catalog directory." in text
+    assert "catalog= in Python" in text

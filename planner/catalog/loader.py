@@ -273,6 +273,11 @@ def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catal
     return _load_catalog(overlay, base)
 
 
+#: The hint of an overlay folder that cannot be one; its path goes in ``file=``, which every output escapes (h22b #1).
+_OVERLAY_HINT = ("The catalog overlay (--catalog DIR; catalog= in Python) is a directory holding overlay files such "
+                 "as gpus.yaml (catalog/README.md).")
+
+
 def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:
     """:func:`load_catalog`'s work."""
     base_dir = Path(base) if base is not None else default_catalog_dir()
@@ -295,27 +300,21 @@ def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:
             overlay_dir.stat()
         except OSError as exc:  # a name past the system's limits (ENAMETOOLONG), a loop of links, no access
             if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
-                raise CatalogError(f"{overlay_dir}: cannot be read ({exc.strerror})",
-                                   hint="--catalog takes a directory holding overlay files such as gpus.yaml "
-                                        "(catalog/README.md).") from None
+                raise CatalogError(f"cannot be read ({exc.strerror})", file=str(overlay_dir),
+                                   hint=_OVERLAY_HINT) from None
         if not overlay_dir.exists():
             from planner.core.cwd import CWD_GONE, CWD_HINT, lost_relative
 
             if lost_relative(overlay_dir):  # a relative --catalog under a removed current folder
-                raise CatalogError(f"{overlay_dir}: cannot be found: {CWD_GONE}, and the path is relative to it",
-                                   hint=CWD_HINT + ".")
-            raise CatalogError(f"{overlay_dir}: no such catalog directory",
-                               hint="--catalog takes a directory holding overlay files such as gpus.yaml "
-                                    "(catalog/README.md).")
+                raise CatalogError(f"cannot be found: {CWD_GONE}, and the path is relative to it",
+                                   file=str(overlay_dir), hint=CWD_HINT + ".")
+            raise CatalogError("no such catalog directory", file=str(overlay_dir), hint=_OVERLAY_HINT)
         if not overlay_dir.is_dir():
-            raise CatalogError(
-                f"{overlay_dir}: is a file, not a directory", hint="--catalog takes a directory of catalog YAML files."
-            )
+            raise CatalogError("is a file, not a directory", file=str(overlay_dir), hint=_OVERLAY_HINT)
         files = _catalog_files(overlay_dir, overlay=True)
         if not files:
-            raise CatalogError(
-                f"{overlay_dir}: holds no catalog files", hint="Valid names: " + ", ".join(CATALOG_FILES) + "."
-            )
+            raise CatalogError("holds no catalog files", file=str(overlay_dir),
+                               hint="Valid names: " + ", ".join(CATALOG_FILES) + ".")
         for name, path in files:
             store.read_file(name, path, overlay=True)
     return store.build()
@@ -337,7 +336,7 @@ def _catalog_files(directory: Path, *, overlay: bool) -> list[tuple[str, Path]]:
     try:
         present = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
     except OSError as exc:
-        raise CatalogError(f"{directory}: cannot be listed ({exc.strerror or exc})") from exc
+        raise CatalogError(f"cannot be listed ({exc.strerror or exc})", file=str(directory)) from exc
     known = {p.name: p for p in present if p.name in CATALOG_FILES}
     for p in present:
         if p.name not in CATALOG_FILES and Path(p.name.strip()).suffix.lower() in (".yaml", ".yml"):
@@ -348,12 +347,12 @@ def _catalog_files(directory: Path, *, overlay: bool) -> list[tuple[str, Path]]:
                 hint = f"Did you mean '{p.stem}.yaml'?"
             where = "An overlay" if overlay else "A catalog"
             raise CatalogError(
-                f"{p}: {p.name!r} is not a catalog file name",
+                f"{p.name!r} is not a catalog file name", file=str(p),
                 hint=(hint + " " if hint else "") + f"{where} directory holds only " + ", ".join(CATALOG_FILES) + ".",
             )
     out = [(name, known[name]) for name in CATALOG_FILES if name in known]
     if not out and not overlay:
-        raise CatalogError(f"{directory}: holds no catalog files",
+        raise CatalogError("holds no catalog files", file=str(directory),
                            hint="Valid names: " + ", ".join(CATALOG_FILES) + ".")
     return out
 

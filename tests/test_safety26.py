@@ -3,6 +3,9 @@
 The warning for a quantized checkpoint of a format the memory model does not size lower-cased the method
 (``=HYPERLINK("x")`` was said as ``=hyperlink("x")``, a value the file does not hold); a method that is not one
 plain word is quoted, so where it ends is clear.
+
+The errors about an overlay folder itself (missing, a file, no catalog files, a foreign file name) wrote its path
+into the problem text, raw in the API (an ESC, a line feed, U+202E reached the caller); it goes in ``file=`` now.
 """
 
 from __future__ import annotations

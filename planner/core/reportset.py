@@ -14,7 +14,9 @@ Two runs on one output folder would interleave their files: a run holds an exclu
 to leave behind) from start to end, and a second run fails at once with one line saying so.
 What a killed run (SIGKILL, power loss) left is cleaned by the next run that holds the lock, but only
 what planner can tell it wrote: in a staging folder, the files its mark (:data:`STAGING_MARK`, written
-by the run that made it) lists, and their temporaries, owned by this user; the folder goes only once
+by the run that made it) lists, and their temporaries, owned by this user (once its moves began, a file under
+a report's name only when its SHA-256 is one the manifest or the mark records: the moves may have swapped a
+user's file in, :meth:`ReportSet._record_digests`); the folder goes only once
 that empties it, else it is left and said (:attr:`ReportSet.notes`); the previous files a commit keeps
 there (``N.old``) are listed in the mark before they are made. Planner's own temporary manifests
 (``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
@@ -308,6 +310,20 @@ class ReportSet:
             hint = f" {full_hint(exc)}" if disk_full(exc) else ""
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).{hint}") from None
 
+    def _record_digests(self, digests: dict[str, str]) -> None:
+        """List the SHA-256 of each staged file in the staging folder's mark (one JSON object line,
+        ``{"sha256": {name: hex}}``), before the moves: a run killed during them may leave a user's file, swapped
+        in by the moves, under a report's name there; the next run removes a file there only when its hash is
+        one planner recorded (:func:`_clear_staging`). Raises OutputError (nothing moved) when it cannot."""
+        assert self._staging is not None
+        try:
+            with open(self._staging / STAGING_MARK, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"sha256": digests}) + "\n")
+        except OSError as exc:
+            hint = f" {full_hint(exc)}" if disk_full(exc) else ""
+            raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}); "
+                              f"nothing was changed there.{hint}") from None
+
     def remove(self, name: str) -> None:
         """Remove ``out_dir / name``, if it exists, when the set is committed (a stale report)."""
         check_name(name)
@@ -387,6 +403,7 @@ class ReportSet:
                     why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: sha256_file(self._staging / n) for n in self._names}
+        self._record_digests(digests)
         narrow = self._set_mode(manifest)
         for name in self._names:  # a replaced report keeps its group, permission bits and ACL
             self._keep_access(name, narrow)
@@ -775,8 +792,17 @@ def _clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MANIFEST_MAX_BYTES:
             raise OSError
         lines = mark.read_bytes().split(b"\n")
-        listed = {json.loads(x) for x in lines[1:] if x.strip()} if lines[0] + b"\n" == _MARK_HEADER else set()
-    except (OSError, ValueError, TypeError, RecursionError):
+        items = [json.loads(x) for x in lines[1:] if x.strip()] if lines[0] + b"\n" == _MARK_HEADER else []
+        listed = {x for x in items if isinstance(x, str)}
+        # the staged files' hashes, recorded before the moves (ReportSet._record_digests): None while none is,
+        # when no move began, so that no user's file can have been swapped in
+        staged = None
+        for x in items:
+            if isinstance(x, dict):
+                staged = (staged or set()) | {h for h in x["sha256"].values() if isinstance(h, str)}
+            elif not isinstance(x, str):
+                raise TypeError
+    except (OSError, ValueError, TypeError, RecursionError, KeyError, AttributeError):
         listed = None
     try:
         entries = list(os.scandir(folder))
@@ -804,6 +830,15 @@ def _clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()
             left.append(f"{e.name} (a previous report that no hash in {MANIFEST} matches: it may have been written "
                         "to after planner moved it away)")
             continue
+        if ours and staged is not None and e.name in listed and not _OLD.fullmatch(e.name) \
+                and e.is_file(follow_symlinks=False):
+            # the moves began: a file under a report's name may be one the user saved there that they swapped in
+            digest = own_file_sha256(Path(e.path))
+            if digest is None or (digest not in hashes and digest not in staged):
+                left.append(f"{e.name} (not a file planner wrote: no hash in {MANIFEST} or in the run's staging "
+                            f"mark matches, so it may be yours, saved at {folder.parent / e.name} while that run "
+                            "moved its reports)")
+                continue
         try:
             if ours and e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_uid == os.geteuid():
                 os.unlink(e.path)

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import close_matches, did_you_mean
-from planner.core.units import NotWhole, exact_float, separator_problem, wide_float_text
+from planner.core.units import NotWhole, exact_float, separator_problem, underflow_problem, wide_float_text
 
 
 
@@ -232,6 +232,8 @@ def _outside_range_hint(value: Any, lo: float | None, hi: float | None, whole: b
     try:
         meant = float(value)
     except (ValueError, OverflowError):
+        return None
+    if meant == 0 and underflow_problem(value):  # '1e-400': below any float, said as such (h17b #3), not a range
         return None
     if not math.isfinite(meant) or not ((lo is not None and meant < lo) or (hi is not None and meant > hi)):
         return None

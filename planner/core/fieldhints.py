@@ -468,8 +468,6 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
         sign = "" if exp.startswith(("+", "-")) else "+"
         if not math.isfinite(float(value)):  # 1e400 read as a float is inf: no real value of a field
             return f"{value.strip()} is beyond the largest number a float holds (about 1.8e+308): give the real value."
-        from planner.core.units import underflow_problem
-
         underflow = underflow_problem(value)  # 1e-400 read as a float is 0.0: never hint '1.0e-400' (h17b #3)
         if underflow is not None:
             return f"{underflow}: give the real value."

@@ -4,7 +4,8 @@ distribution's metadata folder (``planner-*.dist-info``).
 :func:`refuse_protected` refuses one of them (or a folder inside one) as an output folder, by path and by
 device and inode (of every folder in them: a bind mount of ``planner/core`` is known too), with a hint that
 names a path it would accept (never the path just refused: run from inside ``planner/``, ``--out reports`` is
-inside it too); for a file option (``calibrate --out FILE``) the file is named and a file hinted. planner.core.reportset re-exports refuse_protected.
+inside it too); for a file option (``calibrate --out FILE``) the file is named and a file hinted.
+planner.core.reportset re-exports refuse_protected.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def _refusal(out_dir: Path | str, p: Path, file_name: str | None = None) -> Dest
                             f"{_accepted_example('my-catalog' if p.name == 'catalog' else 'reports')}.")
 
 
-def protected_folder_of(path: Path | str) -> Path | None:
+def protected_folder_of(path: Path | str, folders: list[Path] | None = None) -> Path | None:
     """The protected folder (:func:`protected_folders`) that ``path`` (made absolute, links resolved) is or
     lies inside; None when none.
 
@@ -93,7 +94,7 @@ def protected_folder_of(path: Path | str) -> Path | None:
         OSError, ValueError: ``path`` cannot be resolved.
     """
     where = Path(os.path.realpath(path))
-    return next((p for p in _protected() if where == p or p in where.parents), None)
+    return next((p for p in (_protected() if folders is None else folders) if where == p or p in where.parents), None)
 
 
 def _inside_protected(path: Path) -> bool:
@@ -120,13 +121,13 @@ def _accepted_example(name: str) -> str:
     return str(_protected()[0].parent / name)  # the folder holding the package: outside it and the catalog
 
 
-def _protected_ids() -> dict[tuple[int, int], Path]:
+def _protected_ids(folders: list[Path] | None = None) -> dict[tuple[int, int], Path]:
     """The device and inode of every folder of the protected folders (each, and every folder under it, links not
     followed), each mapped to the protected folder it is or lies in: a bind mount of any of them (``mount --bind
     planner/core b``) is known by them, though nothing on its path leads into the package. Walked afresh on each
     call (a few dozen folders); folders that cannot be read are left out."""
     ids: dict[tuple[int, int], Path] = {}
-    for p in _protected():
+    for p in _protected() if folders is None else folders:
         for root, _dirs, _names in os.walk(p):
             try:
                 st = os.stat(root)
@@ -243,13 +244,14 @@ def refuse_protected(out_dir: Path, *, fd: int | None = None, file_name: str | N
     Raises:
         OutputError: naming the folder (or the file), with a path outside as the hint.
     """
+    folders = _protected()  # found once (the package, the catalog, the dist-info: importlib.metadata scans sys.path)
     try:
-        inside = protected_folder_of(out_dir)
+        inside = protected_folder_of(out_dir, folders)
     except (OSError, ValueError):
         inside = None
     if inside is not None:
         raise _refusal(out_dir, inside, file_name)
-    ids = _protected_ids()
+    ids = _protected_ids(folders)
     found = protected_by_id(out_dir, ids)
     if found is not None:
         raise _refusal(out_dir, found, file_name)

@@ -43,13 +43,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from planner.core.fields import Entry
-from planner.core.units import wide_float_text
+from planner.core.units import wide_float_text, written_decimal
 from planner.catalog.texts import free_text
 
 #: Kinds of price (``prices[].kind`` and the legacy ``price_kind``).
@@ -94,7 +94,7 @@ def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
     raw = e.data.get(k)  # as given: a Decimal from the API, a NotWhole keeping its text
     text = e.written(k) or (str(raw) if isinstance(raw, Decimal) else getattr(raw, "text", None)
                             or wide_float_text(raw))  # numpy.longdouble('10.004999999999999999'): as given (h20b N3)
-    exact = _as_written(text)
+    exact = written_decimal(text)  # the digits given ('249.999999999999999999', '2.5e2', '1_000.50'), or None
     if exact is not None and math.isfinite(usd) and exact == Decimal(repr(float(usd))):
         exact = None  # digits a float holds ('0.30000000000000004', 0.1 + 0.2 written out): the float's own error
     if exact is not None:  # the digits given, not the float they round to (h19b #1): 249.999999999999999999
@@ -117,18 +117,6 @@ def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
     raise e.error(f"{shown} USD has a fraction of a cent", k,
                   f"A quote adds prices up in whole cents: write {k}: " + (f"{down:.2f} or " if down > 0 else "")
                   + f"{up:.2f}{lot_hint}.")
-
-
-def _as_written(text: str | None) -> Decimal | None:
-    """The exact decimal a file wrote for a number (``LineDict.written``: '249.999999999999999999', '2.5e2',
-    '1_000.50' as YAML 1.1 allows), or None when it gave none or one Decimal does not read (hex, base 60)."""
-    if not text:
-        return None
-    try:
-        exact = Decimal(text.strip().replace("_", ""))
-    except InvalidOperation:
-        return None
-    return exact if exact.is_finite() else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -371,14 +371,13 @@ def is_whole(raw: str) -> bool:
     float they round to (h21b N2: '0.9999999999999999999' and '3.9999999999999999999' are not whole, though
     ``float()`` reads them as 1.0 and 4.0), as prices are read by their digits (planner.catalog.prices). A number
     whose exponent is beyond Decimal's ('1e-99999999999999999999') is judged by its float."""
-    from decimal import Decimal, InvalidOperation
+    from planner.core.units import written_decimal
 
-    try:
-        value = Decimal(raw)
+    value = written_decimal(raw)
+    if value is not None:
         return value == value.to_integral_value()
-    except (InvalidOperation, OverflowError, ValueError):
-        number = float(raw)
-        return math.isfinite(number) and number == int(number)
+    number = float(raw)
+    return math.isfinite(number) and number == int(number)
 
 
 def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:

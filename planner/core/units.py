@@ -449,6 +449,22 @@ def dotted_thousands(text: str | None, spell: Callable[[str], str], *, whole: bo
     return problem, "Write " + ", or ".join(readings) + "."
 
 
+def written_decimal(text: str | None) -> Decimal | None:
+    """The exact decimal a number's text writes, judged by its digits and never by the float they round to
+    ('249.999999999999999999', whose float is 250.0; '2.5e2'; '1_000.50', as YAML 1.1 and Python group digits;
+    surrounding spaces read past): the one reader behind the checks that judge a number as written, a price's
+    cents (planner.catalog.prices.whole_cents), a vms.csv count (planner.catalog.skypilot_csv.is_whole) and a wide
+    float's digits (:func:`wide_float_text`). None when there is no text, when one Decimal does not read it (hex,
+    base 60, an exponent beyond Decimal's, '1e-99999999999999999999') or when it is not finite ('inf', 'nan')."""
+    if not text:
+        return None
+    try:
+        exact = Decimal(text.strip().replace("_", ""))
+    except InvalidOperation:
+        return None
+    return exact if exact.is_finite() else None
+
+
 def wide_float_text(value: object) -> str | None:
     """The number a float wider than a float64 holds, as the shortest text that reads back as it
     (``numpy.longdouble('512.0000000000000001')``, 64 significant bits on x86 Linux: '512.0000000000000001'),
@@ -464,10 +480,9 @@ def wide_float_text(value: object) -> str | None:
         if rounded == value or value != value:  # held exactly by a float64, or NaN
             return None
         text = str(value)
-        exact = Decimal(text)
-        if not exact.is_finite() or type(value)(text) != value:  # type: ignore[call-arg]
-            return None  # a text that does not read back as the value: not the number given
-    except (TypeError, ValueError, OverflowError, InvalidOperation):
+        if written_decimal(text) is None or type(value)(text) != value:  # type: ignore[call-arg]
+            return None  # no finite decimal, or a text that does not read back as the value: not the number given
+    except (TypeError, ValueError, OverflowError):
         return None
     return text
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.core.fields import Entry
-from planner.core.units import wide_float_text, written_decimal
+from planner.core.units import binary_float_text, written_decimal
 from planner.catalog.texts import free_text
 
 #: Kinds of price (``prices[].kind`` and the legacy ``price_kind``).
@@ -76,39 +76,50 @@ _ZERO_HINT = ("A catalog price is what a plan pays for one unit; there is no pri
 
 
 def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
-    """``usd``, a purchase price read from key ``k`` of ``e``, when it is a whole number of cents.
+    """``usd``, a purchase price read from key ``k`` of ``e``, as the whole number of cents it is.
 
     The quote adds its lines up in cents (the solver's capex is rounded to the cent and checked against
     the sum of the lines, planner.solve.solver.choose), so a price with a fraction of a cent (0.005,
     250.005) is refused rather than rounded one way in one sum and the other way in the other. A
     difference below 10^-6 USD is the float's own (0.1 + 0.2 from the API) and is not refused; but digits
     written beyond what a float holds (``249.999999999999999999``, whose float is 250.0; a Decimal or a
-    ``numpy.longdouble`` from the API) are judged as written, and refused (h19b #1, h20b N3).
+    ``numpy.longdouble`` from the API) are judged as written, and refused (h19b #1, h20b N3). A numpy binary
+    float of another width is judged as the decimal it stands for, numpy's own shortest digits
+    (:func:`planner.core.units.binary_float_text`: ``numpy.float32(19.99)`` is 19.99, ``numpy.float32(300.005)``
+    has a fraction of a cent), and refused where its type holds no price to the cent (h22b M8).
 
     Args:
         quantity: the line's quantity (a scenario's extras): the hint then offers the price of the lot.
 
+    Returns:
+        the price in USD as its whole cents read back (0.3 for 0.1 + 0.2, 19.99 for ``numpy.float32(19.99)``):
+        never the float's own error (0.30000000000000004, 19.989999771118164), which a report would write out.
+
     Raises:
-        InputError (of the entry's kind): a fraction of a cent, with the cents below and above as the hint.
+        InputError (of the entry's kind): a fraction of a cent, with the cents below and above as the hint; a
+            ``numpy.float16`` or ``float32`` that two whole cents read as (``numpy.float32(1234567.89)``: its
+            float32 values are 0.125 apart there), with the hint to give a float, a Decimal or a str.
     """
-    raw = e.data.get(k)  # as given: a Decimal from the API, a NotWhole keeping its text
+    raw = e.data.get(k)  # as given: a Decimal from the API, a NotWhole keeping its text, a numpy float
     text = e.written(k) or (str(raw) if isinstance(raw, Decimal) else getattr(raw, "text", None)
-                            or wide_float_text(raw))  # numpy.longdouble('10.004999999999999999'): as given (h20b N3)
+                            or binary_float_text(raw))  # numpy.longdouble('10.004999999999999999'): as given (h20b N3)
     exact = written_decimal(text)  # the digits given ('249.999999999999999999', '2.5e2', '1_000.50'), or None
+    if exact is not None and e.written(k) is None:
+        _refuse_blurred_cents(e, k, raw, exact)
     if exact is not None and math.isfinite(usd) and exact == Decimal(repr(float(usd))):
         exact = None  # digits a float holds ('0.30000000000000004', 0.1 + 0.2 written out): the float's own error
     if exact is not None:  # the digits given, not the float they round to (h19b #1): 249.999999999999999999
         cents_exact = exact * 100
         if cents_exact == cents_exact.to_integral_value():
-            return usd
-        shown = text.strip()
+            return float(exact)
+        shown = text.strip()  # type: ignore[union-attr]
         down, up = math.floor(cents_exact) / 100, math.ceil(cents_exact) / 100
         lot_exact = cents_exact * quantity
         lot = float(lot_exact) if lot_exact == lot_exact.to_integral_value() else 0.5  # 0.5: no whole lot
     else:
         cents = usd * 100
         if abs(cents - round(cents)) <= 1e-4:
-            return usd
+            return round(cents) / 100  # an int over 100: the float nearest the whole cents, as '0.3' reads
         shown = repr(usd)
         down, up = math.floor(cents) / 100, math.ceil(cents) / 100
         lot = usd * quantity * 100
@@ -117,6 +128,37 @@ def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
     raise e.error(f"{shown} USD has a fraction of a cent", k,
                   f"A quote adds prices up in whole cents: write {k}: " + (f"{down:.2f} or " if down > 0 else "")
                   + f"{up:.2f}{lot_hint}.")
+
+
+def _refuse_blurred_cents(e: Entry, k: str, raw: object, exact: Decimal) -> None:
+    """Refuse a price given as a ``numpy.float16`` or ``float32`` whose whole cents ``exact`` (numpy's shortest
+    digits of it) are not the only ones that read as it: above 131,072 USD a float32's values are 2^-6 USD or
+    more apart, above 8 USD a float16's are, so 131072.01 and 131072.02 are one float32, and taking it as either
+    would be a guess (h22b M8). A longdouble, a Decimal or a NotWhole holds every cent of a price: not checked.
+
+    Raises:
+        InputError: naming both cents, with the hint to give a float, a Decimal or a str.
+    """
+    dtype = getattr(raw, "dtype", None)
+    cents = exact * 100
+    if getattr(dtype, "kind", None) != "f" or getattr(dtype, "itemsize", 8) >= 8 or cents != cents.to_integral_value():
+        return
+    kind = type(raw)
+    for step in (-1, 1):
+        other = (cents + step) / 100
+        if kind(f"{other:f}") == raw:  # type: ignore[call-arg]
+            low, high = sorted((exact, other))
+            raise e.error(f"numpy.{kind.__name__}({float(raw)!r}) holds no price to the cent: {low:.2f} and "  # type: ignore[arg-type]
+                          f"{high:.2f} USD are the same {kind.__name__}", k,
+                          f"Give {k} as a float, a Decimal or a str, which hold every cent of a price.")
+
+
+def given_usd(e: Entry, k: str, usd: float | None) -> float | None:
+    """``usd`` read from key ``k`` of ``e``, or, given as a numpy binary float of another width, the float of the
+    decimal it stands for (:func:`planner.core.units.binary_float_text`: 19.99 for ``numpy.float32(19.99)``, not
+    19.989999771118164): a price's range (``low_usd``, ``high_usd``) read as its ``usd`` is."""
+    text = binary_float_text(e.data.get(k)) if usd is not None else None
+    return usd if text is None else float(Decimal(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,8 +251,8 @@ def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
                            "Leave condition out (kind used is condition used), or use kind street for a new unit.")
         if kind == "street" and cond == "used":
             raise it.error("a used unit's street price is kind used", "kind", "Write kind: used.")
-        low = it.number("low_usd", None, min=0, max=max_usd, min_exclusive=True)
-        high = it.number("high_usd", None, min=0, max=max_usd, min_exclusive=True)
+        low = given_usd(it, "low_usd", it.number("low_usd", None, min=0, max=max_usd, min_exclusive=True))
+        high = given_usd(it, "high_usd", it.number("high_usd", None, min=0, max=max_usd, min_exclusive=True))
         if (low is None) != (high is None):
             key = "low_usd" if low is not None else "high_usd"
             raise it.error(f"{key} needs {'high_usd' if key == 'low_usd' else 'low_usd'}", key,

@@ -487,6 +487,28 @@ def wide_float_text(value: object) -> str | None:
     return text
 
 
+def binary_float_text(value: object) -> str | None:
+    """The decimal a numpy binary float of another width than a float64 stands for, as the shortest text that reads
+    back as it in its own type (numpy's own digits, what ``print`` shows of it): a narrower one (``float16``,
+    ``float32``) always, ``str(numpy.float32(19.99))`` being '19.99' though its float64 is 19.989999771118164 (the
+    float32 nearest 19.99, which is what was meant); a wider one (``longdouble``) where its float64 does not hold it
+    (:func:`wide_float_text`: ``numpy.longdouble(19.99)``, made from a float64, is that float64, and its longdouble
+    digits '19.989999999999998437' are not the number meant). None for any other value (a float64, numpy's
+    included; an int; NaN or an infinity; a Decimal; a text). numpy is never imported here."""
+    dtype = getattr(value, "dtype", None)
+    if type(value).__module__ != "numpy" or getattr(dtype, "kind", None) != "f":
+        return None  # not a numpy real float (a complex's kind is 'c')
+    if getattr(dtype, "itemsize", 8) >= 8:
+        return wide_float_text(value)
+    try:
+        text = str(value)
+        if written_decimal(text) is None or type(value)(text) != value:  # type: ignore[call-arg]
+            return None  # NaN, an infinity, or a text that does not read back as the value
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return text
+
+
 def exact_float(value: float, exact: object, text: str) -> float:
     """``value`` (the float of a number), or a :class:`NotWhole` when it is whole but ``exact`` (the number as a
     ``decimal.Decimal`` or ``fractions.Fraction``, exactly as written) is not."""

@@ -176,11 +176,11 @@ def test_a_manifest_that_cannot_be_updated_after_the_moves_is_said_and_the_set_s
     real = reportset.write_manifest
     calls = []
 
-    def full_after_the_moves(out_dir: Path, files: dict) -> None:
+    def full_after_the_moves(out_dir: Path, files: dict, notes: list | None = None) -> None:
         calls.append(files)
         if len(calls) == 2:
             raise OutputError(f"{out_dir / reportset.MANIFEST}: cannot write (No space left on device).")
-        real(out_dir, files)
+        real(out_dir, files, notes)
 
     monkeypatch.setattr(reportset, "write_manifest", full_after_the_moves)
     r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])

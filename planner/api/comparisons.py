@@ -303,6 +303,12 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
         raise
     volumes = volume_overrides(tokens_per_month, [w.name for w in sc.workloads])
     comparison = run_compare(planned, sc, cat, costs, tokens_per_month=volumes or None)
+    from planner.catalog.check import overlay_source_warnings
+
+    # an overlay's SOURCES.md that cannot be read, REF ids it cites defined nowhere: said, not only in the workbook
+    told = overlay_source_warnings(cat)
+    if told:
+        comparison = dataclasses.replace(comparison, warnings=tuple(comparison.warnings) + told)
     result = CompareResult(comparison, planned, sc.name, top=top)
     if out is None:
         return result

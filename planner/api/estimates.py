@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,7 +138,9 @@ class EstimateResult:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Things to check (the memory model's warnings)."""
+        """Things to check: the memory model's warnings, then with an overlay (``catalog=DIR``) one per problem
+        with its citations (a SOURCES.md that cannot be read, REF ids defined nowhere:
+        planner.catalog.check.overlay_source_warnings)."""
         return tuple(self.estimate.warnings)
 
     def to_dict(self) -> dict[str, Any]:
@@ -315,6 +318,12 @@ def estimate(*extra: Any, workload: Any = None, catalog: Any = None, gpu: str | 
                           entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
                           hint="For example --gpu h100-sxm ('planner catalog gpus' lists the ids).")
     note = _join(note, node_note)
+    from planner.catalog.check import overlay_source_warnings
+
+    # an overlay's SOURCES.md that cannot be read, REF ids it cites defined nowhere: with the estimate's warnings
+    told = overlay_source_warnings(cat)
+    if told:
+        est = dataclasses.replace(est, warnings=tuple(est.warnings) + told)
     return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note,
                           speed=speed, layers_note=layers_note)
 

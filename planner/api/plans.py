@@ -210,12 +210,15 @@ def _refuse_odd_keys(value: Any, entry: str) -> None:
             _refuse_odd_keys(v, f"{entry}[{i}]")
 
 
-def with_undefined_sources(result: Plan, index: Any) -> Plan:
+def with_undefined_sources(result: Plan, index: Any, cat: Any = None) -> Plan:
     """The plan with a warning naming the REF ids its quote lines cite that ``index`` (the
     :class:`planner.catalog.sources.SourceIndex` of the catalog's SOURCES.md, :func:`planner.report.from_plan.plan_references`)
-    does not define (the workbook's Sources sheet marks them too; the console and JSON say it here), and
-    one per problem reading a SOURCES.md (a file that is not UTF-8, a row without a usable id)."""
-    from planner.catalog.sources import ref_ids
+    does not define (the workbook's Sources sheet marks them too; the console and JSON say it here), one per
+    problem reading a SOURCES.md (a file that cannot be read at all or is not UTF-8, a row without a usable id),
+    and with ``cat`` (the catalog) one naming the other ids its entries cite that no SOURCES.md defines (an
+    overlay's entries the plan does not buy: :func:`planner.catalog.check.undefined_ref_warning`)."""
+    from planner.catalog.check import source_problem_warnings, undefined_ref_warning
+    from planner.catalog.sources import ref_ids, shown_catalog_path
 
     missing: dict[str, list[str]] = {}
     for item in result.items:
@@ -223,13 +226,15 @@ def with_undefined_sources(result: Plan, index: Any) -> Plan:
             if ref not in index:
                 missing.setdefault(ref, []).append(item.catalog_id or item.description)
     # a SOURCES.md that could not be read as written (not UTF-8, a row without an id): said here too
-    problems = tuple(f"catalog sources: {p}" for p in getattr(index, "problems", ()) if ": no such file" not in p)
-    if not missing:
-        return dataclasses.replace(result, warnings=tuple(result.warnings) + problems) if problems else result
-    text = "; ".join(f"REF:{ref} ({', '.join(dict.fromkeys(ids))})" for ref, ids in missing.items())
-    return dataclasses.replace(result, warnings=tuple(result.warnings) + problems + (
-        f"price sources cited but defined in no SOURCES.md beside the catalog: {text}; add them to the overlay's "
-        "SOURCES.md so the quote can be traced",))
+    problems = source_problem_warnings(index)
+    quoted = ()
+    if missing:
+        text = "; ".join(f"REF:{ref} ({', '.join(dict.fromkeys(ids))})" for ref, ids in missing.items())
+        quoted = (f"price sources cited but defined in no SOURCES.md beside the catalog: {text}; add them to the "
+                "overlay's SOURCES.md so the quote can be traced",)
+    rest = undefined_ref_warning(cat, index, told=missing, show=shown_catalog_path) if cat is not None else None
+    added = problems + quoted + ((rest,) if rest else ())
+    return dataclasses.replace(result, warnings=tuple(result.warnings) + added) if added else result
 
 
 def with_unknown_architectures(result: Plan, cat: Any) -> Plan:
@@ -441,7 +446,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
 
     # the catalog's SOURCES.md, read once: for the undefined-REF warning and the workbook's Sources sheet
     references = plan_references((result.assumptions or {}).get("catalog_files") or ())
-    result = with_unknown_architectures(with_undefined_sources(result, references), cat)
+    result = with_unknown_architectures(with_undefined_sources(result, references, cat), cat)
     if out is None:
         return PlanResult(result)
     stem = safe_stem(result.scenario)

@@ -34,6 +34,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from planner.catalog.prices import Price, legacy_price, select_price
@@ -257,9 +258,87 @@ def _source_findings(catalog: Any, sources: SourceIndex) -> list[Finding]:
     return out
 
 
+#: The most undefined REF ids one warning of :func:`source_warnings` names (the rest are counted), and the most
+#: entries named as citing each one.
+_IDS_SHOWN = 10
+_CITERS_SHOWN = 3
+
+
+def source_warnings(catalog: Any, sources: SourceIndex, *, show: Any = str) -> tuple[str, ...]:
+    """What ``planner plan``, ``compare`` and ``estimate`` warn of about the catalog's citations, one line per
+    problem, each starting 'catalog sources: ' (``planner catalog check`` FAILs the same):
+    :func:`source_problem_warnings`, then :func:`undefined_ref_warning`.
+
+    Args:
+        catalog: the catalog (its ``files`` name the folders; its entries are read by attribute).
+        sources: its REF ids (:func:`planner.catalog.sources.sources_for_catalog`).
+        show: gives a path the name the output prints (default: as built).
+    """
+    undefined = undefined_ref_warning(catalog, sources, show=show)
+    return source_problem_warnings(sources) + ((undefined,) if undefined else ())
+
+
+def overlay_source_warnings(catalog: Any) -> tuple[str, ...]:
+    """:func:`source_warnings` of ``catalog`` (paths as :func:`planner.catalog.sources.shown_catalog_path` shows
+    them), read from the ``SOURCES.md`` beside its files, when an overlay is in use (its files in a second
+    folder: ``--catalog DIR``); () for the shipped catalog alone (its tests keep it whole) or one built in code
+    without files. ``planner compare`` and ``planner estimate`` add these to their warnings.
+    """
+    from planner.catalog.sources import catalog_folders, shown_catalog_path
+
+    files = getattr(catalog, "files", ()) or ()
+    if len(catalog_folders(files)) < 2:
+        return ()
+    return source_warnings(catalog, sources_for_catalog(files, show=shown_catalog_path), show=shown_catalog_path)
+
+
+def source_problem_warnings(sources: SourceIndex) -> tuple[str, ...]:
+    """One 'catalog sources: ' line per problem reading a ``SOURCES.md`` of ``sources``: one that cannot be read
+    at all, is not UTF-8, or holds a row without a usable id (an overlay without one is no problem). Texts from
+    files are escaped (:func:`planner.core.names.escape_unsafe`)."""
+    from planner.core.names import escape_unsafe
+
+    return tuple(escape_unsafe(f"catalog sources: {p}") for p in sources.problems if ": no such file" not in p)
+
+
+def undefined_ref_warning(catalog: Any, sources: SourceIndex, *, told: Iterable[str] = (),
+                          show: Any = str) -> str | None:
+    """The 'catalog sources: ' line naming the ``REF:`` ids the catalog's entries cite (their sources, notes and
+    price sources) that no ``SOURCES.md`` of ``sources`` defines, with the entries citing each and the file to
+    define them in (the last catalog folder's ``SOURCES.md``: the overlay's); None when there are none. At most
+    :data:`_IDS_SHOWN` ids are named (the rest counted), escaped (:func:`planner.core.names.escape_unsafe`).
+
+    Args:
+        told: ids another warning of the run names already (a plan's quote lines): not named again.
+        show: gives a path the name the output prints (default: as built).
+    """
+    from planner.catalog.sources import SOURCES_FILE, catalog_folders
+    from planner.core.names import escape_unsafe
+
+    told = set(told)
+    undefined = {ref: where for ref, where in _cited(catalog).items() if ref not in sources and ref not in told}
+    if not undefined:
+        return None
+    folders = catalog_folders(getattr(catalog, "files", ()) or ())
+    target = show(str(folders[-1] / SOURCES_FILE)) if folders else "the catalog's SOURCES.md"
+    # 'cloud.yaml my-g5' as the file the entry was read from names it (catalog.sources: an overlay's path)
+    paths = {f"{Path(r.file).name} {r.id}": f"{show(r.file)} {r.id}" for r in getattr(catalog, "sources", ()) or ()
+             if getattr(r, "file", "")}
+    shown = []
+    for ref, where in list(undefined.items())[:_IDS_SHOWN]:
+        citers = list(dict.fromkeys(paths.get(w, w) for w in where))
+        shown.append(f"REF:{ref} ({', '.join(citers[:_CITERS_SHOWN])}{', ...' if len(citers) > _CITERS_SHOWN else ''})")
+    more = f" and {len(undefined) - _IDS_SHOWN} more" if len(undefined) > _IDS_SHOWN else ""
+    they = "them" if len(undefined) > 1 else "it"
+    return escape_unsafe(f"catalog sources: {'; '.join(shown)}{more} cited in the catalog but defined in no "
+                         f"SOURCES.md read; add {they} to {target} so what cites {they} can be traced ('planner "
+                         "catalog check' lists each)")
+
+
 def failures(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.fails]
 
 
 __all__ = ["CHECKS", "Finding", "STALE_MONTHS", "STALE_MSRP_MONTHS", "check_catalog", "failures", "prices_of",
-           "newest_date", "oldest_date", "reference_date", "reference_date_problem", "today_date"]
+           "newest_date", "oldest_date", "overlay_source_warnings", "reference_date", "reference_date_problem",
+           "source_problem_warnings", "source_warnings", "today_date", "undefined_ref_warning"]

@@ -371,6 +371,21 @@ def merge(indexes: Iterable[SourceIndex]) -> SourceIndex:
     return SourceIndex(FrozenMap(docs), tuple(files), tuple(missing), tuple(problems))
 
 
+def shown_catalog_path(name: str) -> str:
+    """A catalog path as people read it: relative to the current directory when inside it,
+    else 'catalog/<file>' for the shipped catalog, else as given."""
+    p = Path(name)
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        pass
+    shipped = Path(__file__).resolve().parents[2] / "catalog"  # the checkout's catalog/ beside planner/
+    try:
+        return "catalog/" + p.resolve().relative_to(shipped).as_posix()
+    except (ValueError, OSError):
+        return str(name)
+
+
 def catalog_folders(catalog_files: Iterable[str | Path]) -> list[Path]:
     """The folders a catalog's files were read from, in load order: the shipped catalog first, then
     the overlay's (``--catalog DIR``), each once (:attr:`planner.catalog.loader.Catalog.files`)."""

@@ -21,7 +21,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.core.aclxattr import ACL_XATTR, KEPT_MODE_BITS, _acl_of  # noqa: F401 (re-exported)
+from planner.core.aclxattr import ACL_XATTR, KEPT_MODE_BITS, _acl_of, keep_user_xattrs  # noqa: F401 (re-exported)
 from planner.core.errors import DestinationError, OutputError
 from planner.core.names import cut_utf8
 
@@ -164,8 +164,9 @@ ANY = "any"
 def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = False,
                 expect: str | None = ANY, notes: list[str] | None = None) -> Path:
     """Write ``data`` (bytes, or pieces of bytes written in turn) to ``path`` atomically (temp file
-    in the same directory, fsync, os.replace). A file replaced keeps its group, permission bits and
-    POSIX ACL (:func:`keep_access`), set on the open temporary file before the rename: nothing is ever
+    in the same directory, fsync, os.replace). A file replaced keeps its group, permission bits,
+    POSIX ACL and ``user.*`` extended attributes (:func:`keep_access`; user attributes that cannot be copied
+    are said in a line appended to ``notes``), set on the open temporary file before the rename: nothing is ever
     changed by path after it (a path another user swapped for a link in a shared folder). ``private``:
     the new file is made not writable by its group or others (``fchmod``, before the rename).
 
@@ -199,7 +200,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         try:
             if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
                 acl = _acl_of(path)  # read first: a change after this is found after the swap
-                keep_access(fd, st, path, path)
+                keep_access(fd, st, path, path, notes)
                 st_new = os.fstat(fd)
                 copied = (kept_mode(st), acl, st_new.st_ino, st_new.st_gid)
             if private:  # created 0o600: now as the file it replaces was (0600 stays 0600), or as a plain open()
@@ -378,17 +379,22 @@ def kept_mode(st: os.stat_result) -> int:
     return stat.S_IMODE(st.st_mode) & KEPT_MODE_BITS
 
 
-def keep_access(fd: int, st: os.stat_result, old: str | Path, shown: Path) -> None:
+def keep_access(fd: int, st: os.stat_result, old: str | Path, shown: Path, notes: list[str] | None = None) -> None:
     """Give the new file open as ``fd`` who-can-read-it of the file ``old`` it will replace (``st``, its
     stat): its group (:func:`keep_group`), its permission bits (``fchmod``, :func:`kept_mode`: never set-user-ID or
     set-group-ID) and its POSIX access ACL
     (the ``system.posix_acl_access`` extended attribute, copied with ``fsetxattr``; an ACL the new file
     inherited from its folder's default ACL is removed when the old file had none). All on the open
-    file, before it is renamed into place.
+    file, before it is renamed into place. The old file's ``user.*`` extended attributes (tags, comments) are
+    copied too, first, while the new file is still writable by its owner
+    (:func:`planner.core.aclxattr.keep_user_xattrs`); one that cannot be is said in a line appended to ``notes``.
 
     Raises:
         OutputError: the group or the ACL cannot be kept: the file is not replaced.
     """
+    note = keep_user_xattrs(fd, old, shown)
+    if note is not None and notes is not None:
+        notes.append(note)
     keep_group(fd, st, shown)
     os.fchmod(fd, kept_mode(st))
     try:

@@ -66,8 +66,10 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     return files
 
 
-def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
-    """Write ``out_dir``'s manifest (atomically); remove it when it lists nothing."""
+def write_manifest(out_dir: Path, files: dict[str, dict], notes: list[str] | None = None) -> None:
+    """Write ``out_dir``'s manifest (atomically); remove it when it lists nothing. The manifest replaced passes
+    on its group, mode, ACL and ``user.*`` extended attributes (planner.core.atomic.write_bytes); attributes
+    that cannot be copied are said in a line appended to ``notes``."""
     from planner.core.atomic import write_text
 
     path = Path(out_dir) / MANIFEST
@@ -85,7 +87,7 @@ def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
            "files": {n: files[n] for n in sorted(files)}}
     # never writable by group or others, whatever the umask (fchmod before the rename): read_manifest
     # trusts no other
-    write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n", private=True)
+    write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n", private=True, notes=notes)
 
 
 def is_manifest_tmp(path: Path) -> bool:

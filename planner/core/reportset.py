@@ -417,13 +417,13 @@ class ReportSet:
         done: list[Path] = []
         try:
             with held(self.guard):
-                write_manifest(self.out, during)
+                write_manifest(self.out, during, self.notes)
                 done = self._move(removed, manifest, digests)
                 self._committed = True  # the new set is in place, whole: nothing below undoes that
                 after = {n: e for n, e in during.items() if n not in removed}
                 after.update({n: _entry(self.set_name, digests[n], sizes[n]) for n in self._names})
                 try:
-                    write_manifest(self.out, after)
+                    write_manifest(self.out, after, self.notes)
                 except OutputError as exc:
                     # the manifest written before the moves knows every new report (and the previous hashes
                     # beside them): planner still recognises the set, and the next run writes the manifest
@@ -468,8 +468,9 @@ class ReportSet:
         return bits
 
     def _keep_access(self, name: str, narrow: int | None = None) -> None:
-        """Give the staged ``name`` the group, permission bits and POSIX ACL of the report it replaces
-        (:func:`planner.core.atomic.keep_access`), on the staged file's open descriptor: nothing is changed
+        """Give the staged ``name`` the group, permission bits, POSIX ACL and ``user.*`` extended attributes of the
+        report it replaces (:func:`planner.core.atomic.keep_access`; attributes not copied are said in
+        :attr:`notes`), on the staged file's open descriptor: nothing is changed
         by path. A new name of the set gets no permission bit outside ``narrow`` (:meth:`_set_mode`).
 
         Raises:
@@ -495,7 +496,7 @@ class ReportSet:
                 self.gained[name] = os.fstat(fd).st_ino
                 return
             acl = _acl_of(self.out / name)  # read first: a change after this is found after the swap (moves)
-            keep_access(fd, old, self.out / name, self.out / name)
+            keep_access(fd, old, self.out / name, self.out / name, self.notes)
             st_new = os.fstat(fd)
             self.copied[name] = (kept_mode(old), acl, st_new.st_ino, st_new.st_gid)
         except OSError as exc:

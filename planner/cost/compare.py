@@ -318,7 +318,8 @@ class Comparison:
         lines: the arithmetic, one step per line.
         notes: assumptions and caveats.
         warnings: the catalog's warnings about the instances compared (planner.catalog.schema.CatalogWarning:
-            a spot price above the on-demand price, probably a typo).
+            a spot price above the on-demand price, probably a typo); :func:`planner.compare` adds an overlay's
+            citation problems (planner.catalog.check.overlay_source_warnings).
     """
 
     costs: CostInputs

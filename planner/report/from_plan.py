@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.catalog.loader import SourceRef
-from planner.catalog.sources import SourceIndex
+from planner.catalog.sources import SourceIndex, shown_catalog_path as _short_path
 from planner.core.table import Table
 from planner.core.units import GiB
 from planner.solve.quote import STALE_PRICE_MONTHS
@@ -29,20 +29,6 @@ from planner.report.workbook_data import (
     catalog_sha256,
     recipe_row,
 )
-
-def _short_path(name: str) -> str:
-    """A catalog path as people read it: relative to the current directory when inside it,
-    else 'catalog/<file>' for the shipped catalog, else as given."""
-    p = Path(name)
-    try:
-        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (ValueError, OSError):
-        pass
-    shipped = Path(__file__).resolve().parents[2] / "catalog"
-    try:
-        return "catalog/" + p.resolve().relative_to(shipped).as_posix()
-    except (ValueError, OSError):
-        return str(name)
 
 
 def _machine_text(choice: dict[str, Any]) -> str:

@@ -171,7 +171,7 @@ def linkable(url: str, file: str) -> bool:
 
     from planner.catalog.loader import default_catalog_dir
 
-    # the file as the Sources sheet names it (planner.report.from_plan._short_path): relative to the
+    # the file as the Sources sheet names it (planner.catalog.sources.shown_catalog_path): relative to the
     # current directory when it is there, else 'catalog/SOURCES.md' for the shipped one
     where = file if os.path.exists(file) else str(default_catalog_dir().parent / file)
     try:

@@ -91,7 +91,13 @@ def _read_only(stream: Any) -> bool:
         return False
 
 
-_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
+class _NoCommand(Exception):
+    """No command given (a bare ``planner``, ``planner --debug``): raised by the group's callback, which runs
+    without a command (``invoke_without_command``), and said by :func:`_no_command`."""
+
+    def __init__(self, ctx: click.Context) -> None:
+        super().__init__("no command given")
+        self.ctx = ctx
 
 
 def _settle_streams() -> bool:
@@ -124,14 +130,6 @@ def _settle_streams() -> bool:
         except (OSError, ValueError, AttributeError):
             pass
     return whole
-
-
-def _missing_command(exc: click.UsageError) -> bool:
-    """Whether ``exc`` is click's "Missing command." for the root group (``planner --debug`` with no command)."""
-    from gettext import gettext
-
-    return (exc.ctx is not None and exc.ctx.parent is None
-            and exc.format_message() in ("Missing command.", gettext("Missing command.")))
 
 
 def _no_command(ctx: click.Context | None) -> None:
@@ -266,13 +264,11 @@ class _Group(click.Group):
                 if type(sys.stdout).__name__ == "_PacifyFlushWrapper":  # click's own EPIPE catch (--help | true)
                     raise BrokenPipeError(errno.EPIPE, "Broken pipe") from None
                 raise
-        except _NO_ARGS as exc:  # bare 'planner': what is missing, then the help as click shows it
+        except _NoCommand as exc:  # 'planner' or 'planner --debug' alone: what is missing, then the help
             refuse_chatter((2,), checked=bool(obj.get(CHECKED)))
             _no_command(exc.ctx)
         except click.UsageError as exc:
             refuse_chatter((2,), checked=bool(obj.get(CHECKED)))
-            if _missing_command(exc):  # 'planner --debug' alone: said as for a bare 'planner'
-                _no_command(exc.ctx)
             _fail(_usage_line(exc), exc.exit_code)
         except click.ClickException as exc:
             refuse_chatter((2,), checked=bool(obj.get(CHECKED)))
@@ -295,8 +291,8 @@ class _Group(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-@click.group(name="planner", cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-             epilog=EXIT_CODES_HELP)
+@click.group(name="planner", cls=_Group, invoke_without_command=True, subcommand_metavar="COMMAND [ARGS]...",
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}, epilog=EXIT_CODES_HELP)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.version_option(package_name="planner")
 @click.pass_context
@@ -305,4 +301,6 @@ def main(ctx: click.Context, debug: bool) -> None:
     if ctx.obj is None:
         ctx.obj = {}
     ctx.obj["debug"] = debug  # the dict _Group._main made: the stream check marks it (streams.CHECKED)
+    if ctx.invoked_subcommand is None:  # said by _Group._main, as one Error line and the usage
+        raise _NoCommand(ctx)
 

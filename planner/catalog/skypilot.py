@@ -25,9 +25,10 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
 
 * one row per instance type with a GPU the catalog knows (:data:`GPU_NAMES`, per provider
   :func:`gpu_id`); rows without a GPU, with a fraction of one (AWS ``g6f``: ``AcceleratorCount``
-  0.25), with an unknown GPU or without an on-demand price (0 or empty), or with one below the catalog's
+  0.25), with an unknown GPU or without an on-demand price (0 or empty; GCP: no GPU row in any of the
+  machine type's zones), or with one below the catalog's
   floor (planner.catalog.cloud.MIN_USD_PER_HOUR; '1e-400' too, which reads as 0), are skipped, each with its
-  reason;
+  reason and the line of its first row (h22b M1);
 * several rows describe one instance type: one per region and zone. The region is the cheapest
   US region by on-demand price, unless ``region`` names one; a zone's price is its on-demand
   price (GCP: VM + GPU row of that zone). Ties between regions at one on-demand price (AWS
@@ -59,7 +60,8 @@ A row it cannot read is left out with its line and column, and every row of its 
 fields than the header, a value that is not a plain number in a numeric column (``AcceleratorCount``,
 ``vCPUs``, ``MemoryGiB``, ``Price``, ``SpotPrice``; empty is allowed and means none; ``1_0``, ``inf``,
 ``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU (a count is
-whole by its digits, :func:`planner.catalog.skypilot_csv.is_whole`: '3.9999999999999999999' is not),
+whole by its digits, :func:`planner.catalog.skypilot_csv.is_whole`: '3.9999999999999999999' is not), a control,
+bidirectional or invisible character in ``AvailabilityZone`` (h22b M9),
 and a row the catalog loader would refuse (:func:`_imported_problem`: a control, bidirectional or line-break
 character in the instance type or region, either not ASCII (a lookalike region 'us-\u0435ast-1' never competes
 with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly price outside the loader's
@@ -381,7 +383,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names)
     for inst in sorted(no_gpu):
         key = instance_key(provider, inst)
-        result.skipped.setdefault(spelled.setdefault(key, inst), "no GPU")
+        result.skipped.setdefault(spelled.setdefault(key, inst), f"line {no_gpu[inst][0]}: no GPU")  # h22b M1
         dropped.setdefault(key, []).extend((line, "no GPU") for line in no_gpu[inst])
     for key, zs in zones.items():
         shown = spelled[key]
@@ -576,8 +578,8 @@ def _foreign_region(region: str) -> str:
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],
           region: str | None) -> Imported | str:
     ascii_zones = [z for z in zs if z.region.isascii()]  # a lookalike region never competes (_foreign_region)
-    if not ascii_zones:
-        return _foreign_region(zs[0].region)
+    if not ascii_zones:  # said with the line of the first row (h22b M1)
+        return (f"line {zs[0].line}: " if zs[0].line else "") + _foreign_region(zs[0].region)
     zs = ascii_zones
     if region is not None:
         cands = [z for z in zs if z.region == region_case(provider, region.strip())]  # as _noted writes them

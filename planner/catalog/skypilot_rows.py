@@ -106,6 +106,7 @@ class _Zone:
     spot: float | None
     parts: str = ""  # GCP: 'VM a + GPU b'
     spot_parts: str = ""
+    line: str = ""  # the CSV line of the row it is read from (a reason about it names the line, h22b M1)
 
 
 
@@ -162,6 +163,7 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
     meta: dict[str, tuple[str, int, int, float]] = {}
     lines: dict[str, str] = {}  # an instance type's first row
     gpu_rows = _gcp_gpu_rows(rows, result) if provider == "gcp" else {}
+    unpriced: dict[str, tuple[str, str, str]] = {}  # GCP: a machine type's first row whose zone has no GPU row
     for r in rows:
         raw = (r.get("InstanceType") or "").strip()
         if not raw:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
@@ -173,7 +175,7 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
         shown = spelled.setdefault(inst, raw)
         if provider == "gcp":
             if inst not in GCP_MACHINE_GPUS:
-                leave(inst, shown, r["_line"], "no GPU (not a GCP accelerator machine type)")
+                leave(inst, shown, r["_line"], f"line {r['_line']}: no GPU (not a GCP accelerator machine type)")
                 continue
             acc, count = GCP_MACHINE_GPUS[inst]
         else:
@@ -187,19 +189,21 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
                 continue
             count = int(given)
             if not acc or count <= 0:
-                leave(inst, shown, r["_line"], "no GPU")
+                leave(inst, shown, r["_line"], f"line {r['_line']}: no GPU")
                 continue
         gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names)
         if gid is None:
-            leave(inst, shown, r["_line"], _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known))
+            leave(inst, shown, r["_line"],
+                  f"line {r['_line']}: " + _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known))
             continue
         price, spot = _num(r["Price"]), _spot(r, result)
         zone = (r.get("AvailabilityZone") or "").strip()
         parts = spot_parts = ""
         if provider == "gcp":
             g_price, g_spot = gpu_rows.get((acc, count, r["Region"], zone), (None, None))
-            if g_price is None:
-                continue  # the GPU is not offered in this zone
+            if g_price is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3)
+                unpriced.setdefault(inst, (r["_line"], f"{acc} x{count}", zone or r["Region"]))
+                continue
             parts = f"VM {price:g} + {acc}x{count} {g_price:g}" if price is not None else ""
             if price is not None and spot is not None and g_spot is not None:
                 spot_parts = f"{spot:g} + {g_spot:g}"
@@ -214,7 +218,7 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
                                            f"{MIN_USD_PER_HOUR:g} USD/h)")
             continue
         if not price:
-            leave(inst, shown, r["_line"], "no on-demand price (0 or empty)")
+            leave(inst, shown, r["_line"], f"line {r['_line']}: no on-demand price (0 or empty)")
             continue
         meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
         if cells is not None:
@@ -222,7 +226,11 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
                            **({} if provider == "gcp" else {"gpu_count": (r.get("AcceleratorCount") or "").strip()})}
         lines.setdefault(inst, r["_line"])
         zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result), zone, price, spot, parts,
-                                                spot_parts))
+                                                spot_parts, str(r["_line"])))
+    for inst, (line, gpus, zone) in unpriced.items():
+        if inst not in zones and spelled[inst] not in result.skipped:
+            result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
+                                             "its other rows' zones, to add to the VM row's price")
     return zones, meta, lines
 
 

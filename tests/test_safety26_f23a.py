@@ -1,9 +1,11 @@
-"""Issue 28, hostile pass 22: findings M1 and M9 of report h22b, in planner catalog import-skypilot.
+"""Issue 28, hostile pass 22: findings M1, M3 and M9 of report h22b, all in planner catalog import-skypilot.
 
 - M1: every reason a row or an instance type is left out for names its line in the summary: no on-demand price
   (0, empty, '-0'), no GPU (rows dropped as read too), an unknown GPU, a region that is not ASCII
   (planner.catalog.skypilot_rows._zones, skypilot.import_file, skypilot._pick); a GCP machine type none of whose
   zones has a GPU row is said so, with its line, rather than left out without a word.
+- M3: a file of a header and no rows (blank lines aside) is said to be one, on its summary line and in the error,
+  rather than "left out as listed above" with nothing listed (planner.cli.catalog._nothing_kept).
 - M9: a control character in AvailabilityZone leaves the row out, with its line and column, as one in the region
   or instance type does (planner.catalog.skypilot_csv._row_problem).
 """
@@ -13,9 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from planner.catalog.import_summary import left_out_lines
 from planner.catalog.skypilot import import_file
+from planner.cli.main import main
 from sky_helpers import G5, HEADER, aws_csv, run_cli
 
 
@@ -100,6 +104,44 @@ def test_a_gcp_machine_type_priced_in_one_zone_is_kept(tmp_path: Path) -> None:
     res = import_file(path)
     # 0.14679 + 0.56004 = 0.70683
     assert [(r.id, r.usd_per_hour) for r in res.rows] == [("gcp-g2-standard-4", 0.70683)] and res.skipped == {}
+
+
+# -- M3: a header and no rows ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tail", ["", "\n\n"])  # trailing blank lines are no rows either
+def test_a_header_alone_is_said_to_be_one(tmp_path: Path, tail: str) -> None:
+    path = aws_csv(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8") + tail, encoding="utf-8")
+    assert import_file(path).rows_read == 0
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.splitlines() == [
+        f"{path}: 0 instance(s) (a header and no rows)",
+        f"Error: {path} holds a header and no rows, so no instance was kept and nothing was written to "
+        f"{tmp_path / 'o' / 'cloud.yaml'}. Give the provider's vms.csv with its rows (catalogs/v8/<provider>/vms.csv); "
+        "a download cut short can hold the header alone."]
+    assert "listed above" not in r.stderr
+    assert not (tmp_path / "o" / "cloud.yaml").exists()
+
+
+def test_a_header_alone_beside_a_file_that_left_rows_out(tmp_path: Path) -> None:
+    empty = aws_csv(tmp_path)
+    (tmp_path / "b").mkdir()
+    other = aws_csv(tmp_path / "b", _row("zz.xlarge", gpu="Z10G"))
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(empty), str(other), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2, r.output
+    assert (f"no instance was kept from {empty}, {other} (left out as listed above; {empty}: a header and no rows)"
+            in r.stderr), r.stderr
+    assert f"{other}: 0 instance(s)\n" in r.stderr and "(line 2: zz.xlarge)" in r.stderr, r.stderr
+
+
+def test_a_file_with_rows_counts_them(tmp_path: Path) -> None:
+    # the control: rows dropped as read (no GPU) and unreadable rows count too
+    path = aws_csv(tmp_path, "m5.large,,,2,8,,0.096,0.03,us-east-1,us-east-1a,x86_64", _row("g5.2xlarge", "1_0"))
+    res = import_file(path)
+    assert res.rows_read == 2 and res.rows == []
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2 and "(left out as listed above)" in out and "a header and no rows" not in out, out
 
 
 # -- M9: a control character in the availability zone --------------------------------------------------------------

@@ -164,6 +164,8 @@ class ImportResult:
     #: why the ``region`` given names no region of the file, with what to give instead (h19b M4); None when it
     #: names one, or none was given (planner.catalog.import_summary.region_note)
     region_note: str | None = None
+    #: the rows the file holds below its header (blank lines not counted): 0 for a file of a header alone (h22b M3)
+    rows_read: int = 0
 
 
 def detect_provider(path: Path, header: Sequence[str]) -> str | None:
@@ -366,6 +368,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                             f"{by_header}), or give {provider}'s own vms.csv")
     # rows that cannot be read: left out, with every row of their instance type (refused rather than priced
     # from the rows that remain)
+    rows_read = len(rows) + sum(len(lines) for lines in no_gpu.values())  # those dropped as read too
     bad: dict[str, str] = {}
     spelled: dict[str, str] = {}  # instance_key -> the instance type as the file first writes it (h19b M5)
     for r in rows:
@@ -377,7 +380,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     rows = [r for r in rows if "_bad" not in r]
     _check_layout(path, provider, header, rows)
     rows = _check_duplicates(path, provider, rows)
-    result = ImportResult()
+    result = ImportResult(rows_read=rows_read)
     dropped: dict[str, list[tuple[str, str]]] = {}
     cells: dict[str, dict[str, str]] = {}  # instance key -> its counts and memory as written (h21b M4)
     zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names)

@@ -1,4 +1,4 @@
-"""Issue 28, hostile pass 22: findings M1, M3 and M9 of report h22b, all in planner catalog import-skypilot.
+"""Issue 28, hostile pass 22: findings M1, M3, M5 and M9 of report h22b, all in planner catalog import-skypilot.
 
 - M1: every reason a row or an instance type is left out for names its line in the summary: no on-demand price
   (0, empty, '-0'), no GPU (rows dropped as read too), an unknown GPU, a region that is not ASCII
@@ -6,12 +6,14 @@
   zones has a GPU row is said so, with its line, rather than left out without a word.
 - M3: a file of a header and no rows (blank lines aside) is said to be one, on its summary line and in the error,
   rather than "left out as listed above" with nothing listed (planner.cli.catalog._nothing_kept).
+- M5: an empty or blank ``--as-of`` is refused, naming the option, rather than taken as today.
 - M9: a control character in AvailabilityZone leaves the row out, with its line and column, as one in the region
   or instance type does (planner.catalog.skypilot_csv._row_problem).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -142,6 +144,30 @@ def test_a_file_with_rows_counts_them(tmp_path: Path) -> None:
     assert res.rows_read == 2 and res.rows == []
     code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
     assert code == 2 and "(left out as listed above)" in out and "a header and no rows" not in out, out
+
+
+# -- M5: an empty --as-of ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("given, said", [("", "is empty"), ("   ", "is blank (white space alone)")])
+def test_an_empty_as_of_is_refused(tmp_path: Path, given: str, said: str) -> None:
+    path = aws_csv(tmp_path, G5)
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"),
+                                  "--as-of", given])
+    assert r.exit_code == 2, r.output
+    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    assert r.stderr.startswith(f"Error: Invalid value for --as-of: {said}; give the date the file was read, YYYY-MM "
+                               f"or YYYY-MM-DD (e.g. --as-of {today}), or leave --as-of out for today"), r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "o" / "cloud.yaml").exists()
+
+
+def test_as_of_left_out_is_still_today(tmp_path: Path) -> None:
+    # the control: no --as-of dates the rows today (UTC)
+    path = aws_csv(tmp_path, G5)
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    assert f'as_of: "{today}"' in (tmp_path / "o" / "cloud.yaml").read_text(encoding="utf-8")
 
 
 # -- M9: a control character in the availability zone --------------------------------------------------------------

@@ -337,6 +337,10 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     from planner.core.names import escape_unsafe, unsafe_problem
     from planner.core.reportset import ReportSet, check_destinations
 
+    if as_of is not None and not as_of.strip():  # an unset shell variable ('--as-of "$DATE"'): not today (h22b M5)
+        raise click.BadParameter(f"{_empty(as_of)}; give the date the file was read, YYYY-MM or YYYY-MM-DD (e.g. "
+                                 f"--as-of {utc_today().isoformat()}), or leave --as-of out for today",
+                                 param_hint="--as-of")
     date = as_of or utc_today().isoformat()
     # YYYY-MM or YYYY-MM-DD only: Python reads '20250101' too, which the catalog then refuses
     if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", date):

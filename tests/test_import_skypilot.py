@@ -77,8 +77,8 @@ def test_gcp_rows_sum_the_vm_and_gpu_rows_of_one_zone():
     # naming a region takes that region's rows as they are
     east4 = {r.id: r for r in import_file(DATA / "gcp" / "vms.csv", region="us-east4").rows}
     assert east4["gcp-a3-highgpu-8g"].usd_per_hour == pytest.approx(87.83247)
-    # the VM rows of a4-highgpu-8g are priced 0.0
-    assert res.skipped["a4-highgpu-8g"] == "no on-demand price (0 or empty)"
+    # the VM rows of a4-highgpu-8g are priced 0.0: said at the first of them (tests/data/skypilot/gcp/vms.csv line 63)
+    assert res.skipped["a4-highgpu-8g"] == "line 63: no on-demand price (0 or empty)"
 
 
 def test_aws_spot_rules():
@@ -102,10 +102,13 @@ def test_aws_spot_rules():
 def test_skipped_rows_say_why():
     res = import_file(DATA / "aws" / "vms.csv")
     # p6-b300.48xlarge (B300) is imported since gpus.yaml has the b300 (planner.catalog.aliases)
-    assert res.skipped == {"m5.large": "no GPU", "p5e.48xlarge": "no on-demand price (0 or empty)"}
+    # each at its row's line of tests/data/skypilot/aws/vms.csv (h22b M1): m5.large line 64, p5e.48xlarge line 62
+    assert res.skipped == {"m5.large": "line 64: no GPU", "p5e.48xlarge": "line 62: no on-demand price (0 or empty)"}
     assert [(r.gpu, r.gpu_count) for r in res.rows if r.instance == "p6-b300.48xlarge"] == [("b300", 8)]
     lam = import_file(DATA / "lambda" / "vms.csv")
-    assert lam.skipped == {"cpu_4x_general": "no GPU", "gpu_1x_gh200": "GPU 'GH200' has no gpus.yaml entry"}
+    # lambda/vms.csv: cpu_4x_general on line 2, gpu_1x_gh200 first on line 47
+    assert lam.skipped == {"cpu_4x_general": "line 2: no GPU",
+                           "gpu_1x_gh200": "line 47: GPU 'GH200' has no gpus.yaml entry"}
 
 
 def test_region_option():
@@ -141,7 +144,7 @@ def test_not_a_skypilot_file(tmp_path):
 
 def test_cli_writes_a_dated_overlay(overlay):
     out, r = overlay
-    assert "left out 1: no on-demand price (0 or empty) (a4-highgpu-8g)" in r.stderr
+    assert "left out 1: no on-demand price (0 or empty) (line 63: a4-highgpu-8g)" in r.stderr
     doc = yaml.safe_load((out / "cloud.yaml").read_text())
     assert doc["schema_version"] == 1
     rows = {x["id"]: x for x in doc["instances"]}
@@ -214,8 +217,8 @@ def test_duplicates_zero_and_empty_prices_and_fractional_gpus(tmp_path):
                 + "g6f.2xlarge,L4,0.25,8.0,32.0,L4,0.68888,0.367400,us-east-1,use1-az1,x86_64\n")
     res = import_file(path)
     assert [(r.id, r.usd_per_hour, r.spot_usd_per_hour) for r in res.rows] == [("aws-g6-xlarge", 0.8048, 0.2599)]
-    assert res.skipped == {"g6.2xlarge": "no on-demand price (0 or empty)",
-                           "g6.4xlarge": "no on-demand price (0 or empty)",
+    assert res.skipped == {"g6.2xlarge": "line 4: no on-demand price (0 or empty)",
+                           "g6.4xlarge": "line 5: no on-demand price (0 or empty)",
                            "g6f.2xlarge": "line 6: a fraction (0.25) of one L4, not a whole GPU"}  # line 1 the header
 
 

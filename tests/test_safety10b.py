@@ -331,6 +331,6 @@ def test_a_lookalike_region_is_not_imported_nor_picked_over_a_real_one(tmp_path:
     path.parent.mkdir()
     path.write_text(_HEADER_AWS + body, encoding="utf-8")
     result = import_file(path, as_of="2026-01")
-    assert result.skipped["g6.xlarge"] == ("the region 'us-\u0435ast-1' holds U+0435 CYRILLIC SMALL LETTER IE, not "
+    assert result.skipped["g6.xlarge"] == ("line 2: the region 'us-\u0435ast-1' holds U+0435 CYRILLIC SMALL LETTER IE, not "
                                            "ASCII as the clouds' regions are (a lookalike of another region)")
     assert [(r.instance, r.region, r.usd_per_hour) for r in result.rows] == [("g6.2xlarge", "us-east-2", 0.9776)]

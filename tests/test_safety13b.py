@@ -153,7 +153,7 @@ AWS_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Gpu
     ("4.9e-324", "", "line 2: an on-demand price of '4.9e-324' USD/h, less than any real hourly price (at least 0.001 USD/h)"),
     # float('1e-400') is 0.0: said as written, not as 'no on-demand price (0 or empty)'
     ("1e-400", "", "line 2: an on-demand price of '1e-400' USD/h, less than any real hourly price (at least 0.001 USD/h)"),
-    ("0", "", "no on-demand price (0 or empty)"),
+    ("0", "", "line 2: no on-demand price (0 or empty)"),
     ("0.8048", "1e-300", "line 2: an hourly price of 1e-300 USD/h, less than any real one (at least 0.001 USD/h)"),
 ])
 def test_the_importer_leaves_out_prices_below_the_floor_with_a_reason(tmp_path: Path, price: str, spot: str,

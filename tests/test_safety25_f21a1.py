@@ -140,7 +140,7 @@ def test_without_the_overlay_the_rows_are_left_out(tmp_path):
     csv = aws_csv(tmp_path, G5, "zz.xlarge,zz9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64")
     code, out = run_cli("catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "NEW"))
     assert code == 0, out
-    assert "GPU 'zz9' has no gpus.yaml entry (zz.xlarge)" in out
+    assert "GPU 'zz9' has no gpus.yaml entry (line 3: zz.xlarge)" in out
     assert _rows(tmp_path / "NEW" / "cloud.yaml") == {"aws-g5-xlarge": "a10g"}
 
 

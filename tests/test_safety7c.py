@@ -50,7 +50,7 @@ def test_an_unknown_gpu_name_is_escaped_once_too(tmp_path: Path) -> None:
     path = _aws(tmp_path, G6 + "g4dn.2xlarge,T\x1b]0;X\x07,1.0,8.0,32.0,T4,0.752,0.3,us-east-1,use1-az1,x86_64\n")
     r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o")])
     assert r.exit_code == 0, r.output
-    assert "  left out 1: GPU 'T\\x1b]0;X\\x07' has no gpus.yaml entry (g4dn.2xlarge)" in r.stderr.splitlines()
+    assert "  left out 1: GPU 'T\\x1b]0;X\\x07' has no gpus.yaml entry (line 3: g4dn.2xlarge)" in r.stderr.splitlines()
 
 
 def test_an_as_of_with_esc_is_escaped_once(tmp_path: Path) -> None:

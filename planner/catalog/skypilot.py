@@ -25,9 +25,10 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
 
 * one row per instance type with a GPU the catalog knows (:data:`GPU_NAMES`, per provider
   :func:`gpu_id`); rows without a GPU, with a fraction of one (AWS ``g6f``: ``AcceleratorCount``
-  0.25), with an unknown GPU or without an on-demand price (0 or empty), or with one below the catalog's
+  0.25), with an unknown GPU or without an on-demand price (0 or empty; GCP: no GPU row in any of the
+  machine type's zones), or with one below the catalog's
   floor (planner.catalog.cloud.MIN_USD_PER_HOUR; '1e-400' too, which reads as 0), are skipped, each with its
-  reason;
+  reason and the line of its first row (h22b M1);
 * several rows describe one instance type: one per region and zone. The region is the cheapest
   US region by on-demand price, unless ``region`` names one; a zone's price is its on-demand
   price (GCP: VM + GPU row of that zone). Ties between regions at one on-demand price (AWS
@@ -59,7 +60,8 @@ A row it cannot read is left out with its line and column, and every row of its 
 fields than the header, a value that is not a plain number in a numeric column (``AcceleratorCount``,
 ``vCPUs``, ``MemoryGiB``, ``Price``, ``SpotPrice``; empty is allowed and means none; ``1_0``, ``inf``,
 ``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU (a count is
-whole by its digits, :func:`planner.catalog.skypilot_csv.is_whole`: '3.9999999999999999999' is not),
+whole by its digits, :func:`planner.catalog.skypilot_csv.is_whole`: '3.9999999999999999999' is not), a control,
+bidirectional or invisible character in ``AvailabilityZone`` (h22b M9),
 and a row the catalog loader would refuse (:func:`_imported_problem`: a control, bidirectional or line-break
 character in the instance type or region, either not ASCII (a lookalike region 'us-\u0435ast-1' never competes
 with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly price outside the loader's
@@ -76,18 +78,18 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
-from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
+from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES
+from planner.catalog.cloud import region_case
 from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, is_whole, read_rows)
-from planner.catalog.skypilot_rows import LOWER_CASE_INSTANCES, _check_duplicates, instance_key
+from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, _check_duplicates, _first_foreign, _num,
+                                          _row_gpu, _Zone, _zones, gpu_id, instance_key)
 from planner.core.names import unsafe_problem
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
@@ -162,16 +164,8 @@ class ImportResult:
     #: why the ``region`` given names no region of the file, with what to give instead (h19b M4); None when it
     #: names one, or none was given (planner.catalog.import_summary.region_note)
     region_note: str | None = None
-
-
-@dataclass(frozen=True)
-class _Zone:
-    region: str
-    zone: str
-    price: float
-    spot: float | None
-    parts: str = ""  # GCP: 'VM a + GPU b'
-    spot_parts: str = ""
+    #: the rows the file holds below its header (blank lines not counted): 0 for a file of a header alone (h22b M3)
+    rows_read: int = 0
 
 
 def detect_provider(path: Path, header: Sequence[str]) -> str | None:
@@ -216,9 +210,6 @@ def header_provider(header: Sequence[str]) -> str | None:
     return next((p for p, cols in HEADERS.items() if tuple(header) == cols), None)
 
 
-#: A number whose digits are not all 0 ('1e-400', which Python's float() reads as 0.0).
-_NONZERO = re.compile(r"[+]?[0-9]*\.?[0-9]*[1-9]")
-
 def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:
     """Refuse a layout the importer would misread: SkyPilot's v7 RunPod file (GpuInfo a bare name
     before Region; MemoryGiB there is the GPU memory, not the host's RAM)."""
@@ -232,38 +223,12 @@ def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequen
                                 "import catalogs/v8/runpod/vms.csv instead")
 
 
-def _num(value: str | None) -> float | None:
-    if value is None or not value.strip():
-        return None
-    try:
-        x = float(value)
-    except ValueError:
-        return None
-    return x if x == x else None  # NaN -> None
-
-
 def is_us(provider: str, region: str) -> bool:
     if provider == "azure":
         return bool(_AZURE_US.match(region.lower()))
     if provider == "runpod":
         return region.upper() == "US"
     return region.lower().startswith("us-") and "gov" not in region.lower()
-
-
-def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str) -> str | None:
-    """The catalog GPU id of an instance's accelerator (None: not in the catalog); the alias table's
-    :func:`planner.catalog.aliases.catalog_gpu_id`."""
-    return catalog_gpu_id(provider, instance, accelerator, gpu_info)
-
-
-def _row_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None,
-             names: Mapping[str, str] | None) -> str | None:
-    """A row's catalog GPU id, or None: the alias table's (:func:`gpu_id`), else an overlay GPU's that ``names``
-    gives for ``acc`` (its id or name, case-blind: :func:`overlay_gpu_names`); one outside ``known`` is None."""
-    gid = gpu_id(provider, inst, acc, info)
-    if gid is None and names:
-        gid = names.get(acc.strip().lower())
-    return None if gid is None or (known is not None and gid not in known) else gid
 
 
 def overlay_gpu_names(gpus: Iterable[Any], shipped: Iterable[str]) -> dict[str, str]:
@@ -403,6 +368,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                             f"{by_header}), or give {provider}'s own vms.csv")
     # rows that cannot be read: left out, with every row of their instance type (refused rather than priced
     # from the rows that remain)
+    rows_read = len(rows) + sum(len(lines) for lines in no_gpu.values())  # those dropped as read too
     bad: dict[str, str] = {}
     spelled: dict[str, str] = {}  # instance_key -> the instance type as the file first writes it (h19b M5)
     for r in rows:
@@ -414,13 +380,13 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     rows = [r for r in rows if "_bad" not in r]
     _check_layout(path, provider, header, rows)
     rows = _check_duplicates(path, provider, rows)
-    result = ImportResult()
+    result = ImportResult(rows_read=rows_read)
     dropped: dict[str, list[tuple[str, str]]] = {}
     cells: dict[str, dict[str, str]] = {}  # instance key -> its counts and memory as written (h21b M4)
     zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names)
     for inst in sorted(no_gpu):
         key = instance_key(provider, inst)
-        result.skipped.setdefault(spelled.setdefault(key, inst), "no GPU")
+        result.skipped.setdefault(spelled.setdefault(key, inst), f"line {no_gpu[inst][0]}: no GPU")  # h22b M1
         dropped.setdefault(key, []).extend((line, "no GPU") for line in no_gpu[inst])
     for key, zs in zones.items():
         shown = spelled[key]
@@ -482,138 +448,6 @@ def _check_ids(path: Path, rows: Sequence[Imported], lines: Mapping[str, str], s
                                 f"{_quoted(spelled[b.instance])} both give the catalog id {row.id} (lower case, each "
                                 "run of other characters than a-z and 0-9 as '-'), so one would replace the other",
                                 hint=f"Remove or rename one of the two rows (lines {at}), then import the file again.")
-
-
-def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult, gpu_ids: Iterable[str] | None,
-           spelled: dict[str, str], dropped: dict[str, list[tuple[str, str]]] | None = None,
-           cells: dict[str, dict[str, str]] | None = None, names: Mapping[str, str] | None = None
-           ) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
-    """Each instance type's zones (:class:`_Zone`), its (GPU id, count, vCPUs, memory) and first CSV line, keyed by
-    :func:`instance_key`; a row that prices nothing is told in ``result.skipped`` under the instance type as the
-    file first writes it (``spelled``, filled here), and kept in ``dropped`` (instance key -> its (line, reason)
-    rows), so that one left out beside a row of its instance type that is kept is still counted (h20b N2). ``cells``
-    gets each instance type's AcceleratorCount, vCPUs and MemoryGiB as the row its figures are read from writes
-    them (:func:`_imported_problem`'s ``written``)."""
-    known = set(gpu_ids) if gpu_ids is not None else None
-    drops: dict[str, list[tuple[str, str]]] = {} if dropped is None else dropped
-
-    def leave(inst: str, shown: str, line: str, why: str) -> None:
-        result.skipped.setdefault(shown, why)
-        drops.setdefault(inst, []).append((line, why))
-
-    zones: dict[str, list[_Zone]] = {}
-    meta: dict[str, tuple[str, int, int, float]] = {}
-    lines: dict[str, str] = {}  # an instance type's first row
-    gpu_rows = _gcp_gpu_rows(rows, result) if provider == "gcp" else {}
-    for r in rows:
-        raw = (r.get("InstanceType") or "").strip()
-        if not raw:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
-            if provider != "gcp" or not (r.get("AcceleratorName") or "").strip():
-                result.skipped.setdefault(f"the row on line {r['_line']}",
-                                          f"line {r['_line']}: no InstanceType (empty), so no instance to name")
-            continue
-        inst = instance_key(provider, raw)
-        shown = spelled.setdefault(inst, raw)
-        if provider == "gcp":
-            if inst not in GCP_MACHINES:
-                leave(inst, shown, r["_line"], "no GPU (not a GCP accelerator machine type)")
-                continue
-            acc, count = GCP_MACHINES[inst]
-        else:
-            acc = (r.get("AcceleratorName") or "").strip()
-            given = _num(r.get("AcceleratorCount")) or 0.0
-            written = (r.get("AcceleratorCount") or "").strip()
-            if acc and given > 0 and (given != int(given) or not is_whole(written)):  # by its digits (h21b N2)
-                fraction = f"{given:g}" if given != int(given) else _quoted(written)
-                leave(inst, shown, r["_line"],
-                      f"line {r['_line']}: a fraction ({fraction}) of one {acc}, not a whole GPU")
-                continue
-            count = int(given)
-            if not acc or count <= 0:
-                leave(inst, shown, r["_line"], "no GPU")
-                continue
-        gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names)
-        if gid is None:
-            leave(inst, shown, r["_line"], _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known))
-            continue
-        price, spot = _num(r["Price"]), _spot(r, result)
-        zone = (r.get("AvailabilityZone") or "").strip()
-        parts = spot_parts = ""
-        if provider == "gcp":
-            g_price, g_spot = gpu_rows.get((acc, count, r["Region"], zone), (None, None))
-            if g_price is None:
-                continue  # the GPU is not offered in this zone
-            parts = f"VM {price:g} + {acc}x{count} {g_price:g}" if price is not None else ""
-            if price is not None and spot is not None and g_spot is not None:
-                spot_parts = f"{spot:g} + {g_spot:g}"
-                spot = round(spot + g_spot, 6)
-            else:
-                spot = None
-            price = round(price + g_price, 6) if price else None
-        if price is not None and price < MIN_USD_PER_HOUR and (price > 0 or _NONZERO.match(r["Price"].strip())):
-            # '4.9e-324', or '1e-400', which float() reads as 0: a price below any real one, said as written
-            leave(inst, shown, r["_line"], f"line {r['_line']}: an on-demand price of {_quoted(r['Price'].strip())} "
-                                           "USD/h, less than any real hourly price (at least "
-                                           f"{MIN_USD_PER_HOUR:g} USD/h)")
-            continue
-        if not price:
-            leave(inst, shown, r["_line"], "no on-demand price (0 or empty)")
-            continue
-        meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
-        if cells is not None:
-            cells[inst] = {"vcpus": (r.get("vCPUs") or "").strip(), "memory": (r.get("MemoryGiB") or "").strip(),
-                           **({} if provider == "gcp" else {"gpu_count": (r.get("AcceleratorCount") or "").strip()})}
-        lines.setdefault(inst, r["_line"])
-        zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result), zone, price, spot, parts,
-                                                spot_parts))
-    return zones, meta, lines
-
-
-def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str:
-    """Why a row's accelerator ``acc`` is left out: no gpus.yaml entry; where its NFKC form (full-width 'ａ10g' ->
-    'a10g') is one, that is said as a hint, not taken (h20b M2: a row of such letters is not SkyPilot's)."""
-    why = f"GPU {_quoted(acc)} has no gpus.yaml entry"
-    folded = unicodedata.normalize("NFKC", acc)
-    if folded == acc:
-        return why
-    gid = gpu_id(provider, inst, folded, info)
-    if gid is None or (known is not None and gid not in known):
-        return why
-    return f"{why}; it holds {_first_foreign(acc)}: written {_quoted(folded)}, it would be GPU {gid}"
-
-
-def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult) -> dict[tuple[str, int, str, str],
-                                                                                   tuple[float | None, float | None]]:
-    """GCP's GPU rows (an accelerator, no machine type): (accelerator, count, region, zone) -> (on-demand, spot)
-    price of the GPUs, which a machine type's row of that zone adds to its VM price (module docstring)."""
-    gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None]] = {}
-    for r in rows:
-        if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
-            count = int(_num(r["AcceleratorCount"]) or 0)
-            gpu_rows[(r["AcceleratorName"].strip(), count, r["Region"], r.get("AvailabilityZone", ""))] = (
-                _num(r["Price"]), _spot(r, result))
-    return gpu_rows
-
-
-def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None, result: ImportResult) -> str:
-    """The row's region as the overlay writes it (planner.catalog.cloud.region_case), its line kept in ``result``
-    where that changed it, and where its spot price is no offer (at or above on-demand: the module's spot rule)."""
-    if spot is not None and spot >= price:
-        result.spot_above_lines.append(str(r["_line"]))
-    region, cased = r["Region"].strip(), region_case(provider, r["Region"].strip())
-    if cased != region:
-        (result.region_case_lines if cased == region.lower() else result.region_upper_lines).append(str(r["_line"]))
-    return cased
-
-
-def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
-    """A row's spot price; 0 (SkyPilot's files write 0 where a cloud has no spot offer, and a value such
-    as 1e-400 reads as 0) is no spot offer: None, its line kept in ``result.no_spot_lines``."""
-    spot = _num(r["SpotPrice"])
-    if spot is not None and spot <= 0:
-        result.no_spot_lines.append(str(r["_line"]))
-        return None
-    return spot
 
 
 def entry_bytes(row: Imported, *, source: str = "", as_of: str = "") -> int:
@@ -744,30 +578,11 @@ def _foreign_region(region: str) -> str:
             "lookalike of another region)")
 
 
-#: What a character without a Unicode name is, by its general category (unicodedata.name knows none of these).
-_UNNAMED = {"Cc": "a control character", "Cn": "an unassigned code point", "Co": "a private-use character",
-            "Cs": "a lone surrogate"}
-
-
-def _first_foreign(text: str) -> str | None:
-    """The first character of ``text`` outside ASCII, as 'U+FF21 FULLWIDTH LATIN CAPITAL LETTER A', or for one
-    without a name as 'U+009B (a C1 control character)'; None when there is none."""
-    c = next((c for c in text if not c.isascii()), None)
-    if c is None:
-        return None
-    name = unicodedata.name(c, "")
-    if name:
-        return f"U+{ord(c):04X} {name}"
-    kind = "a C1 control character" if 0x80 <= ord(c) <= 0x9F else \
-        _UNNAMED.get(unicodedata.category(c), "a character without a Unicode name")
-    return f"U+{ord(c):04X} ({kind})"
-
-
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],
           region: str | None) -> Imported | str:
     ascii_zones = [z for z in zs if z.region.isascii()]  # a lookalike region never competes (_foreign_region)
-    if not ascii_zones:
-        return _foreign_region(zs[0].region)
+    if not ascii_zones:  # said with the line of the first row (h22b M1)
+        return (f"line {zs[0].line}: " if zs[0].line else "") + _foreign_region(zs[0].region)
     zs = ascii_zones
     if region is not None:
         cands = [z for z in zs if z.region == region_case(provider, region.strip())]  # as _noted writes them

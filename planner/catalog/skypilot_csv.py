@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from planner.core.names import unsafe_problem
+
 #: The most bytes a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read at most one byte past it).
 MAX_CSV_BYTES = 32 * 2**20
 
@@ -381,7 +383,9 @@ def is_whole(raw: str) -> bool:
 
 
 def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:
-    """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None."""
+    """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None: a row of the wrong
+    width, a numeric value that is not a plain number, negative, or a fraction of a vCPU, and an availability zone
+    holding a control, bidirectional or invisible character (planner.core.names.unsafe_problem, h22b M9)."""
     if len(fields) != len(header):
         where = (f"no value for column {header[len(fields)]}" if len(fields) < len(header) else
                  f"{len(fields) - len(header)} value(s) after the last column, {header[-1]}")
@@ -405,4 +409,8 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
             return f", column {col}: {raw} is below 0{unit}"
         if col == "vCPUs" and not is_whole(raw):
             return f", column vCPUs: {raw} is not a whole number of vCPUs"
+    zone = row.get("AvailabilityZone", "").strip()
+    why = unsafe_problem(zone) if zone else None
+    if why:  # as the region and instance type are checked (h22b M9): the zone places the row's spot price
+        return f", column AvailabilityZone: {_quoted(zone)} {why}"
     return None

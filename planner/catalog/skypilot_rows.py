@@ -1,14 +1,24 @@
-"""Comparing the rows of a SkyPilot ``vms.csv`` as ``planner catalog import-skypilot`` reads them
-(planner.catalog.skypilot): an instance type's spelling as the overlay writes it (:func:`instance_key`), and the
-check that two rows of one instance type and zone agree (:func:`_check_duplicates`, h19b N4, h20b N1, M1)."""
+"""Reading the rows of a SkyPilot ``vms.csv`` as ``planner catalog import-skypilot`` does
+(planner.catalog.skypilot, whose module docstring gives the rules): an instance type's spelling as the overlay
+writes it (:func:`instance_key`), the check that two rows of one instance type and zone agree
+(:func:`_check_duplicates`, h19b N4, h20b N1, M1), and each instance type's zones with the rows that price
+nothing told by reason (:func:`_zones`; moved here from planner.catalog.skypilot, which re-exports the names)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from planner.catalog.cloud import region_case
-from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted
+from planner.catalog.aliases import GCP_MACHINE_GPUS, catalog_gpu_id
+from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
+from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted, is_whole
+
+if TYPE_CHECKING:
+    from planner.catalog.skypilot import ImportResult
 
 #: The clouds whose instance types are all lower case: AWS ('g5.2xlarge', its EC2 API takes no other spelling) and
 #: Google Cloud ('a2-highgpu-1g'), as every row of SkyPilot's catalogs/v8 aws and gcp vms.csv writes them. Azure
@@ -86,3 +96,206 @@ def _check_duplicates(path: Path, provider: str, rows: Sequence[Mapping[str, str
                             "vms.csv lists one row per instance type and zone, so neither can be trusted",
                             hint="Re-download the file (catalogs/v8/<provider>/vms.csv), then import it again.")
     return out
+
+
+@dataclass(frozen=True)
+class _Zone:
+    region: str
+    zone: str
+    price: float
+    spot: float | None
+    parts: str = ""  # GCP: 'VM a + GPU b'
+    spot_parts: str = ""
+    line: str = ""  # the CSV line of the row it is read from (a reason about it names the line, h22b M1)
+
+
+
+#: A number whose digits are not all 0 ('1e-400', which Python's float() reads as 0.0).
+_NONZERO = re.compile(r"[+]?[0-9]*\.?[0-9]*[1-9]")
+
+
+def _num(value: str | None) -> float | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        x = float(value)
+    except ValueError:
+        return None
+    return x if x == x else None  # NaN -> None
+
+
+
+def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str) -> str | None:
+    """The catalog GPU id of an instance's accelerator (None: not in the catalog); the alias table's
+    :func:`planner.catalog.aliases.catalog_gpu_id`."""
+    return catalog_gpu_id(provider, instance, accelerator, gpu_info)
+
+
+def _row_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None,
+             names: Mapping[str, str] | None) -> str | None:
+    """A row's catalog GPU id, or None: the alias table's (:func:`gpu_id`), else an overlay GPU's that ``names``
+    gives for ``acc`` (its id or name, case-blind: :func:`overlay_gpu_names`); one outside ``known`` is None."""
+    gid = gpu_id(provider, inst, acc, info)
+    if gid is None and names:
+        gid = names.get(acc.strip().lower())
+    return None if gid is None or (known is not None and gid not in known) else gid
+
+
+
+def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult, gpu_ids: Iterable[str] | None,
+           spelled: dict[str, str], dropped: dict[str, list[tuple[str, str]]] | None = None,
+           cells: dict[str, dict[str, str]] | None = None, names: Mapping[str, str] | None = None
+           ) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
+    """Each instance type's zones (:class:`_Zone`), its (GPU id, count, vCPUs, memory) and first CSV line, keyed by
+    :func:`instance_key`; a row that prices nothing is told in ``result.skipped`` under the instance type as the
+    file first writes it (``spelled``, filled here), and kept in ``dropped`` (instance key -> its (line, reason)
+    rows), so that one left out beside a row of its instance type that is kept is still counted (h20b N2). ``cells``
+    gets each instance type's AcceleratorCount, vCPUs and MemoryGiB as the row its figures are read from writes
+    them (:func:`_imported_problem`'s ``written``)."""
+    known = set(gpu_ids) if gpu_ids is not None else None
+    drops: dict[str, list[tuple[str, str]]] = {} if dropped is None else dropped
+
+    def leave(inst: str, shown: str, line: str, why: str) -> None:
+        result.skipped.setdefault(shown, why)
+        drops.setdefault(inst, []).append((line, why))
+
+    zones: dict[str, list[_Zone]] = {}
+    meta: dict[str, tuple[str, int, int, float]] = {}
+    lines: dict[str, str] = {}  # an instance type's first row
+    gpu_rows = _gcp_gpu_rows(rows, result) if provider == "gcp" else {}
+    unpriced: dict[str, tuple[str, str, str]] = {}  # GCP: a machine type's first row whose zone has no GPU row
+    for r in rows:
+        raw = (r.get("InstanceType") or "").strip()
+        if not raw:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
+            if provider != "gcp" or not (r.get("AcceleratorName") or "").strip():
+                result.skipped.setdefault(f"the row on line {r['_line']}",
+                                          f"line {r['_line']}: no InstanceType (empty), so no instance to name")
+            continue
+        inst = instance_key(provider, raw)
+        shown = spelled.setdefault(inst, raw)
+        if provider == "gcp":
+            if inst not in GCP_MACHINE_GPUS:
+                leave(inst, shown, r["_line"], f"line {r['_line']}: no GPU (not a GCP accelerator machine type)")
+                continue
+            acc, count = GCP_MACHINE_GPUS[inst]
+        else:
+            acc = (r.get("AcceleratorName") or "").strip()
+            given = _num(r.get("AcceleratorCount")) or 0.0
+            written = (r.get("AcceleratorCount") or "").strip()
+            if acc and given > 0 and (given != int(given) or not is_whole(written)):  # by its digits (h21b N2)
+                fraction = f"{given:g}" if given != int(given) else _quoted(written)
+                leave(inst, shown, r["_line"],
+                      f"line {r['_line']}: a fraction ({fraction}) of one {acc}, not a whole GPU")
+                continue
+            count = int(given)
+            if not acc or count <= 0:
+                leave(inst, shown, r["_line"], f"line {r['_line']}: no GPU")
+                continue
+        gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names)
+        if gid is None:
+            leave(inst, shown, r["_line"],
+                  f"line {r['_line']}: " + _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known))
+            continue
+        price, spot = _num(r["Price"]), _spot(r, result)
+        zone = (r.get("AvailabilityZone") or "").strip()
+        parts = spot_parts = ""
+        if provider == "gcp":
+            g_price, g_spot = gpu_rows.get((acc, count, r["Region"], zone), (None, None))
+            if g_price is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3)
+                unpriced.setdefault(inst, (r["_line"], f"{acc} x{count}", zone or r["Region"]))
+                continue
+            parts = f"VM {price:g} + {acc}x{count} {g_price:g}" if price is not None else ""
+            if price is not None and spot is not None and g_spot is not None:
+                spot_parts = f"{spot:g} + {g_spot:g}"
+                spot = round(spot + g_spot, 6)
+            else:
+                spot = None
+            price = round(price + g_price, 6) if price else None
+        if price is not None and price < MIN_USD_PER_HOUR and (price > 0 or _NONZERO.match(r["Price"].strip())):
+            # '4.9e-324', or '1e-400', which float() reads as 0: a price below any real one, said as written
+            leave(inst, shown, r["_line"], f"line {r['_line']}: an on-demand price of {_quoted(r['Price'].strip())} "
+                                           "USD/h, less than any real hourly price (at least "
+                                           f"{MIN_USD_PER_HOUR:g} USD/h)")
+            continue
+        if not price:
+            leave(inst, shown, r["_line"], f"line {r['_line']}: no on-demand price (0 or empty)")
+            continue
+        meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
+        if cells is not None:
+            cells[inst] = {"vcpus": (r.get("vCPUs") or "").strip(), "memory": (r.get("MemoryGiB") or "").strip(),
+                           **({} if provider == "gcp" else {"gpu_count": (r.get("AcceleratorCount") or "").strip()})}
+        lines.setdefault(inst, r["_line"])
+        zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result), zone, price, spot, parts,
+                                                spot_parts, str(r["_line"])))
+    for inst, (line, gpus, zone) in unpriced.items():
+        if inst not in zones and spelled[inst] not in result.skipped:
+            result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
+                                             "its other rows' zones, to add to the VM row's price")
+    return zones, meta, lines
+
+
+def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str:
+    """Why a row's accelerator ``acc`` is left out: no gpus.yaml entry; where its NFKC form (full-width 'ａ10g' ->
+    'a10g') is one, that is said as a hint, not taken (h20b M2: a row of such letters is not SkyPilot's)."""
+    why = f"GPU {_quoted(acc)} has no gpus.yaml entry"
+    folded = unicodedata.normalize("NFKC", acc)
+    if folded == acc:
+        return why
+    gid = gpu_id(provider, inst, folded, info)
+    if gid is None or (known is not None and gid not in known):
+        return why
+    return f"{why}; it holds {_first_foreign(acc)}: written {_quoted(folded)}, it would be GPU {gid}"
+
+
+def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult) -> dict[tuple[str, int, str, str],
+                                                                                   tuple[float | None, float | None]]:
+    """GCP's GPU rows (an accelerator, no machine type): (accelerator, count, region, zone) -> (on-demand, spot)
+    price of the GPUs, which a machine type's row of that zone adds to its VM price (module docstring)."""
+    gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None]] = {}
+    for r in rows:
+        if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
+            count = int(_num(r["AcceleratorCount"]) or 0)
+            gpu_rows[(r["AcceleratorName"].strip(), count, r["Region"], r.get("AvailabilityZone", ""))] = (
+                _num(r["Price"]), _spot(r, result))
+    return gpu_rows
+
+
+def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None, result: ImportResult) -> str:
+    """The row's region as the overlay writes it (planner.catalog.cloud.region_case), its line kept in ``result``
+    where that changed it, and where its spot price is no offer (at or above on-demand: the module's spot rule)."""
+    if spot is not None and spot >= price:
+        result.spot_above_lines.append(str(r["_line"]))
+    region, cased = r["Region"].strip(), region_case(provider, r["Region"].strip())
+    if cased != region:
+        (result.region_case_lines if cased == region.lower() else result.region_upper_lines).append(str(r["_line"]))
+    return cased
+
+
+def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
+    """A row's spot price; 0 (SkyPilot's files write 0 where a cloud has no spot offer, and a value such
+    as 1e-400 reads as 0) is no spot offer: None, its line kept in ``result.no_spot_lines``."""
+    spot = _num(r["SpotPrice"])
+    if spot is not None and spot <= 0:
+        result.no_spot_lines.append(str(r["_line"]))
+        return None
+    return spot
+
+
+
+#: What a character without a Unicode name is, by its general category (unicodedata.name knows none of these).
+_UNNAMED = {"Cc": "a control character", "Cn": "an unassigned code point", "Co": "a private-use character",
+            "Cs": "a lone surrogate"}
+
+
+def _first_foreign(text: str) -> str | None:
+    """The first character of ``text`` outside ASCII, as 'U+FF21 FULLWIDTH LATIN CAPITAL LETTER A', or for one
+    without a name as 'U+009B (a C1 control character)'; None when there is none."""
+    c = next((c for c in text if not c.isascii()), None)
+    if c is None:
+        return None
+    name = unicodedata.name(c, "")
+    if name:
+        return f"U+{ord(c):04X} {name}"
+    kind = "a C1 control character" if 0x80 <= ord(c) <= 0x9F else \
+        _UNNAMED.get(unicodedata.category(c), "a character without a Unicode name")
+    return f"U+{ord(c):04X} ({kind})"

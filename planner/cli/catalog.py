@@ -337,6 +337,10 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     from planner.core.names import escape_unsafe, unsafe_problem
     from planner.core.reportset import ReportSet, check_destinations
 
+    if as_of is not None and not as_of.strip():  # an unset shell variable ('--as-of "$DATE"'): not today (h22b M5)
+        raise click.BadParameter(f"{_empty(as_of)}; give the date the file was read, YYYY-MM or YYYY-MM-DD (e.g. "
+                                 f"--as-of {utc_today().isoformat()}), or leave --as-of out for today",
+                                 param_hint="--as-of")
     date = as_of or utc_today().isoformat()
     # YYYY-MM or YYYY-MM-DD only: Python reads '20250101' too, which the catalog then refuses
     if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", date):
@@ -499,6 +503,7 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
     used = 0  # the overlay's bytes from the files read so far, at the least: all of them share the loader's cap
     region_notes: list[str] = []  # a --region naming no region of a file, with what to give (h19b M4)
     unsaid: list[str] = []  # those of files that kept nothing
+    header_only: list[str] = []  # files of a header and no rows (h22b M3: nothing is listed for them)
     for f in files:
         try:
             result = import_file(Path(f), provider=provider, region=region, gpu_ids=[g.id for g in catalog.gpus],
@@ -513,7 +518,10 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
         used += result.entry_bytes
         rows += result.rows
         rows_from += [(str(f), r) for r in result.rows]
-        say(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"))
+        if not result.rows_read:
+            header_only.append(str(f))
+        say(escape_unsafe(f"{f}: {len(result.rows)} instance(s)" + ("" if result.rows_read else
+                                                                    " (a header and no rows)")))
         if result.region_note is not None:
             region_notes.append(escape_unsafe(f"{f}: {result.region_note}"))
             if result.rows:  # else said once, after the files: in the error's hint if nothing is kept (h20b M6)
@@ -535,10 +543,7 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
         for line in unsaid:
             say(line)
     else:  # an overlay of nothing would replace a good one: refused, nothing written
-        raise InputError(f"no instance was kept from {', '.join(files)} (left out as listed above), so nothing was "
-                         f"written to {out / 'cloud.yaml'}",
-                         hint=" ".join(region_notes) if region_notes else
-                         "Check --provider and --region, and that the file lists GPUs the catalog knows.")
+        raise _nothing_kept(files, header_only, region_notes, out / "cloud.yaml")
     seen: dict[str, str] = {}
     for f, r in rows_from:
         if r.id in seen:
@@ -549,6 +554,23 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
                         generated=f"{len(files)} file(s), {date}")
     check_overlay(out, text)  # what --catalog OUT will read loads, else nothing is written
     return text, len(rows)
+
+
+def _nothing_kept(files: tuple[str, ...], header_only: list[str], region_notes: list[str], path: Any) -> Exception:
+    """The error of an import that kept no instance from ``files`` (nothing is written to ``path``): what was left
+    out is listed above it, and a file of a header and no rows (``header_only``) is said to be one, since nothing is
+    listed for it (h22b M3); the hint is ``region_notes`` where ``--region`` named no region of a file."""
+    from planner.core.errors import InputError
+
+    if len(header_only) == len(files):
+        holds = "holds" if len(files) == 1 else "each hold"
+        return InputError(f"{', '.join(files)} {holds} a header and no rows, so no instance was kept and nothing "
+                          f"was written to {path}", hint="Give the provider's vms.csv with its rows "
+                          "(catalogs/v8/<provider>/vms.csv); a download cut short can hold the header alone.")
+    empty = f"; {', '.join(header_only)}: a header and no rows" if header_only else ""
+    return InputError(f"no instance was kept from {', '.join(files)} (left out as listed above{empty}), so nothing "
+                      f"was written to {path}", hint=" ".join(region_notes) if region_notes else
+                      "Check --provider and --region, and that the file lists GPUs the catalog knows.")
 
 
 def _empty(text: str) -> str:

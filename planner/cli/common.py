@@ -27,13 +27,21 @@ def _fail(message: str, code: int) -> None:
     blank, which would show another path; a byte that was not UTF-8 as '\\xff', also in a quoted value,
     planner.core.names.byte_escapes; characters the stream's encoding lacks as escapes) and exit. A
     stderr that cannot be written only loses the line."""
-    line = escape_unsafe(byte_escapes(message))  # '\udcff' in a quoted value (repr) shown as '\xff', as in paths
+    say_last("Error: " + message, code)
+
+
+def say_last(text: str, code: int) -> None:
+    """Print ``text``, the run's last line ('Error: ...', 'Interrupted by SIGINT; stopped.'), on standard error,
+    escaped as :func:`_fail` says, and exit with ``code``. A standard error that cannot take it (full, a dead pipe,
+    a closed terminal) gets it on standard output with a note saying so; where neither takes it, the line is lost
+    and the exit status still says what happened (h23a N1: a stop's 130/143/129, never Python's 1)."""
+    line = escape_unsafe(byte_escapes(text))  # '\udcff' in a quoted value (repr) shown as '\xff', as in paths
     try:
-        click.echo(encodable("Error: " + line, sys.stderr), err=True)
-    except (OSError, ValueError) as exc:  # standard error full or gone after the run began: said on standard output
+        click.echo(encodable(line, sys.stderr), err=True)
+    except (OSError, ValueError, AttributeError) as exc:  # standard error full or gone: said on standard output
         try:
-            click.echo(encodable(f"Error: {line} (Standard error cannot be written: {_why(exc)}; this line is "
-                                 "given here instead.)", sys.stdout))
+            click.echo(encodable(f"{line} (Standard error cannot be written: {_why(exc)}; this line is given here "
+                                 "instead.)", sys.stdout))
         except (OSError, ValueError, AttributeError):
             pass
     sys.exit(code)

@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from planner.cli.common import (LineError, StderrLost, broken_pipe_line, _fail, check_stream_encodings, flush_stdout,
-                                output_failed, whole_stdout)
+                                output_failed, say_last, whole_stdout)
 from planner.core.interrupt import Interrupted, SignalGuard
 from planner.cli.streams import CHECKED, refuse_chatter, refuse_streams_early
 
@@ -248,11 +248,9 @@ class _Group(click.Group):
                     from planner.cli.common import joined
 
                     gone = f"; removed the stale {joined(removed)}" if removed else ""
-                    click.echo(f"Interrupted by {exc.name} after the reports were written: wrote "
-                               f"{joined(written)} (complete){gone}; stopped.", err=True)
-                else:
-                    click.echo(f"Interrupted by {exc.name}; stopped.", err=True)
-                sys.exit(exc.exit_code)
+                    say_last(f"Interrupted by {exc.name} after the reports were written: wrote {joined(written)} "
+                             f"(complete){gone}; stopped.", exc.exit_code)
+                say_last(f"Interrupted by {exc.name}; stopped.", exc.exit_code)
 
     def _main(self, guard: SignalGuard, args: Any, prog_name: str | None, complete_var: str | None,
               **extra: Any) -> Any:
@@ -283,10 +281,8 @@ class _Group(click.Group):
             _fail(output_failed(exc), 2)
         except click.Abort as exc:
             if isinstance(exc.__cause__, KeyboardInterrupt):  # Ctrl-C where no guard could catch it
-                click.echo("Interrupted by SIGINT; stopped.", err=True)
-                sys.exit(130)
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+                say_last("Interrupted by SIGINT; stopped.", 130)
+            say_last("Aborted!", 1)
         flush_stdout()  # --help, --version: a failed write is said here, not lost at exit
         sys.exit(rv if isinstance(rv, int) else 0)
 

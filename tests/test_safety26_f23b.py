@@ -5,6 +5,10 @@
   as the text ``'3'``; the close match is a sentence of its own ("Did you mean 'md'?", not "?."). The command
   line keeps ``--format``. ``estimate(calibration=...)`` naming no file says ``leave calibration out``, the
   command ``leave --calibration out``.
+- M7: ``--tokens-per-month`` errors on the command line name the option (``--tokens-per-month: ...``), not the
+  scenario key; the API's name ``tokens_per_month`` and hint ``tokens_per_month='30T'``. The limit is written
+  ``31T (31,000,000,000,000)`` (MAX_TOKENS_PER_MONTH, 31e12), a spelling the option takes, not ``3e+13`` (which
+  also rounded it), in files too.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ def test_m4_an_odd_item_is_not_shown_through_its_own_repr(tmp_path: Path) -> Non
     assert msg.startswith("format[1]: is of type int, not a text;"), msg
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_m4_the_hints_followed_are_taken(tmp_path: Path) -> None:
     from planner import plan
 
@@ -89,6 +94,7 @@ def test_m4_the_command_line_still_names_the_option(tmp_path: Path, given: str, 
     assert r.stderr == line + "\n", r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_m4_a_calibration_file_named_but_absent_names_the_keyword(tmp_path: Path) -> None:
     from planner import estimate
 
@@ -103,3 +109,66 @@ def test_m4_a_calibration_file_named_but_absent_names_the_keyword(tmp_path: Path
     assert r.exit_code == 2
     assert r.stderr == (f"Error: {missing}: no such file. Give the file 'planner calibrate' wrote, or leave "
                         "--calibration out (the default file is used when it exists).\n"), r.stderr
+
+
+# -- M7: --tokens-per-month in the command's words, its limit in a spelling it takes -------------------------------
+
+COMPARE = ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"
+# planner.workload.spec.MAX_TOKENS_PER_MONTH = 31e12: 31 x 10^12 = 31T, in digits 31,000,000,000,000
+LIMIT = "31T (31,000,000,000,000)"
+
+
+@pytest.mark.parametrize("given, line", [
+    ("200T", f"Error: --tokens-per-month: must be above 0 and at most {LIMIT}, not '200T'. The tokens the workload "
+             "processes a month: trained (training) or generated (inference), e.g. --tokens-per-month 200M."),
+    ("qlora-7b=0", f"Error: --tokens-per-month: must be above 0 and at most {LIMIT}, not '0'. The tokens the "
+                   "workload processes a month: trained (training) or generated (inference), e.g. "
+                   "--tokens-per-month qlora-7b=200M."),
+    # 3e+13 = 30 x 10^12: the hint in the spelling the option takes
+    ("3e+13", "Error: --tokens-per-month: '3e+13' writes its number with an exponent (3e+13). Write it in digits, "
+              "with k, M, B or T: --tokens-per-month 30T."),
+])
+def test_m7_tokens_per_month_errors_name_the_option(given: str, line: str) -> None:
+    r = CliRunner().invoke(main, ["compare", str(COMPARE), "--tokens-per-month", given])
+    assert r.exit_code == 2
+    assert r.stderr == line + "\n", r.stderr
+    assert "tokens_per_month" not in r.stderr
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_m7_the_limit_as_written_is_taken_and_one_past_it_refused(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["compare", str(COMPARE), "--tokens-per-month", "31T", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output  # the limit the message names is taken as written
+    r = CliRunner().invoke(main, ["compare", str(COMPARE), "--tokens-per-month", "31.1T"])
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"Error: --tokens-per-month: must be above 0 and at most {LIMIT}, not '31.1T'."), \
+        r.stderr
+
+
+@pytest.mark.parametrize("given, want", [
+    ("200T", f"tokens_per_month: must be above 0 and at most {LIMIT}, not '200T'. The tokens the workload processes "
+             "a month: trained (training) or generated (inference), e.g. tokens_per_month='200M'."),
+    ("3e+13", "tokens_per_month: '3e+13' writes its number with an exponent (3e+13). Write it in digits, with k, M, "
+              "B or T: tokens_per_month='30T'."),
+    ("qlora-7b =1M", "tokens_per_month: 'qlora-7b =1M' has a blank before the '='. Write it without blanks: "
+                     "tokens_per_month='qlora-7b=1M'."),
+])
+def test_m7_the_api_names_the_keyword(given: str, want: str) -> None:
+    from planner.api.comparisons import volume_overrides
+
+    with pytest.raises(InputError) as caught:
+        volume_overrides(given, ["qlora-7b"])
+    msg = str(caught.value)
+    assert msg == want, msg
+    assert "--tokens-per-month" not in msg
+
+
+def test_m7_a_files_limit_is_written_as_a_count_too(tmp_path: Path) -> None:
+    text = COMPARE.read_text(encoding="utf-8")
+    assert "dataset_tokens: 100000000 " in text
+    (tmp_path / "t.yaml").write_text(text.replace("dataset_tokens: 100000000 ", "tokens_per_month: 40T "),
+                                     encoding="utf-8")
+    r = CliRunner().invoke(main, ["compare", str(tmp_path / "t.yaml")])
+    assert r.exit_code == 2
+    assert f"workloads[0].tokens_per_month: must be above 0 and at most {LIMIT}, not '40T'." in r.stderr, r.stderr
+    assert "3e+13" not in r.stderr

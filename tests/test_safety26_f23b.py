@@ -9,11 +9,17 @@
   scenario key; the API's name ``tokens_per_month`` and hint ``tokens_per_month='30T'``. The limit is written
   ``31T (31,000,000,000,000)`` (MAX_TOKENS_PER_MONTH, 31e12), a spelling the option takes, not ``3e+13`` (which
   also rounded it), in files too.
+- M2: a config.json's ``rope_scaling`` ``type`` / ``rope_type`` that is none Transformers builds (``=1+1``,
+  ``linaer``, ``5``) is refused at its line with the close match; an activation (``hidden_act``, ...) that is no
+  name (``=1+1``) is refused, and a name Transformers does not build (``zzz``, ``sliu``) is warned about in one
+  line naming config.json and the key, with the close match. Known names pass without a word.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import json
 
 import pytest
 from click.testing import CliRunner
@@ -172,3 +178,79 @@ def test_m7_a_files_limit_is_written_as_a_count_too(tmp_path: Path) -> None:
     assert r.exit_code == 2
     assert f"workloads[0].tokens_per_month: must be above 0 and at most {LIMIT}, not '40T'." in r.stderr, r.stderr
     assert "3e+13" not in r.stderr
+
+
+# -- M2: config.json's rope_scaling type and activation ----------------------------------------------------------------
+
+# a tiny Llama, as tests/test_config_text.py builds it
+_CONFIG = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "intermediate_size": 96, "vocab_size": 100}
+
+
+def _estimate_config(tmp_path: Path, **keys: object) -> tuple[int, str, str, Path]:
+    """``planner estimate`` on a folder whose config.json is the tiny Llama with ``keys``."""
+    folder = tmp_path / "m"
+    folder.mkdir(exist_ok=True)
+    config = folder / "config.json"
+    config.write_text(json.dumps({**_CONFIG, **keys}, indent=1), encoding="utf-8")
+    r = CliRunner().invoke(main, ["estimate", "--model", str(folder), "--task", "infer", "--context", "256"])
+    return r.exit_code, r.stdout, r.stderr, config
+
+
+def _line_of(config: Path, key: str) -> int:
+    """The 1-based line of ``"key"`` in the file (json.dumps(indent=1) writes one key a line)."""
+    return next(i for i, line in enumerate(config.read_text().splitlines(), 1) if line.strip().startswith(f'"{key}"'))
+
+
+_ROPE_TAIL = ("is not a RoPE type Transformers builds (default, linear, dynamic, yarn, longrope, llama3; 'su' and "
+              "'mrope' in older configs).")
+
+
+@pytest.mark.parametrize("scaling, said, guess", [
+    ({"type": "=1+1", "factor": 2}, 'rope_scaling.type "=1+1"', ""),
+    ({"type": "linaer", "factor": 2}, 'rope_scaling.type "linaer"', "Did you mean 'linear'? "),
+    ({"rope_type": 5, "factor": 2}, "rope_scaling.rope_type 5", ""),
+    ({"rope_type": "Llama3", "factor": 8}, 'rope_scaling.rope_type "Llama3"', "Did you mean 'llama3'? "),
+])
+def test_m2_an_unknown_rope_type_is_refused(tmp_path: Path, scaling: dict, said: str, guess: str) -> None:
+    code, _, err, config = _estimate_config(tmp_path, rope_scaling=scaling)
+    assert code == 2
+    sub = "rope_type" if "rope_type" in scaling else "type"
+    assert err == (f"Error: {config}:{_line_of(config, 'rope_scaling')}: rope_scaling: {said} {_ROPE_TAIL} {guess}"
+                   f'Copy the model\'s published value, e.g. "{sub}": "linear"; without scaling, write '
+                   '"rope_scaling": null.\n'), err
+
+
+def test_m2_an_activation_that_is_no_name_is_refused(tmp_path: Path) -> None:
+    code, _, err, config = _estimate_config(tmp_path, hidden_act="=1+1")
+    assert code == 2
+    assert err == (f"Error: {config}:{_line_of(config, 'hidden_act')}: hidden_act: hidden_act must be the name of an "
+                   "activation function such as 'silu', not \"=1+1\". Copy the model's published value, as "
+                   "Transformers' activations.py names it: silu, gelu, gelu_new, gelu_pytorch_tanh, relu, ...\n"), err
+
+
+# a warning is kept without its final stop (the printer ends the line), but a close match is a sentence of its own
+@pytest.mark.parametrize("act, guess", [("zzz", ""), ("sliu", ". Did you mean 'silu'?")])
+def test_m2_an_activation_transformers_does_not_build_is_warned(tmp_path: Path, act: str, guess: str) -> None:
+    from planner import estimate
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**_CONFIG, "hidden_act": act}), encoding="utf-8")
+    result = estimate(model=folder, task="infer", context=256)
+    said = [w for w in result.warnings if "hidden_act" in w]
+    assert said == [f"config.json's hidden_act {act!r} is no activation Transformers builds (activations.py ACT2FN), "
+                    "so Transformers cannot load the model; planner sizes its MLP as if the activation saved its "
+                    f"input alone (as silu does){guess}"], result.warnings
+
+
+@pytest.mark.parametrize("keys", [
+    {"hidden_act": "silu", "rope_scaling": {"type": "linear", "factor": 2.0}},
+    {"hidden_act": "gelu_new", "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}},
+    {"hidden_act": "relu2", "rope_scaling": {"rope_type": "yarn", "factor": 4.0}},
+])
+def test_m2_known_names_pass_without_a_word(tmp_path: Path, keys: dict) -> None:
+    code, out, err, _ = _estimate_config(tmp_path, **keys)
+    assert code == 0, err
+    assert "hidden_act" not in out and "rope_scaling" not in out and err == "", (out, err)

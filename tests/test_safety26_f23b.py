@@ -13,6 +13,9 @@
   ``linaer``, ``5``) is refused at its line with the close match; an activation (``hidden_act``, ...) that is no
   name (``=1+1``) is refused, and a name Transformers does not build (``zzz``, ``sliu``) is warned about in one
   line naming config.json and the key, with the close match. Known names pass without a word.
+- Known gap (h21b M6 on the command line): ``--seq-len 1e9`` (``--context``, ``--micro-batch``, ``--concurrency``,
+  and fit's ``--concurrency 1e6``) is hinted the range the workload readers take, not digits they then refuse; a
+  spelling inside the range keeps its digits hint, which is taken.
 """
 
 from __future__ import annotations
@@ -254,3 +257,52 @@ def test_m2_known_names_pass_without_a_word(tmp_path: Path, keys: dict) -> None:
     code, out, err, _ = _estimate_config(tmp_path, **keys)
     assert code == 0, err
     assert "hidden_act" not in out and "rope_scaling" not in out and err == "", (out, err)
+
+
+# -- known gap: an exponent outside the option's range is hinted the range -------------------------------------------
+
+# planner.workload.options: MAX_SEQ_LEN = 16 x 2^20 = 16777216, MAX_MICRO_BATCH = 65536
+@pytest.mark.parametrize("args, line", [
+    (["--task", "train", "--method", "qlora", "--seq-len", "1e9"],
+     "Error: --seq-len: '1e9' is not a whole number. 1e9 is more than --seq-len takes: give a whole number from 1 to "
+     "16777216."),
+    (["--task", "train", "--method", "qlora", "--seq-len", "-1e3"],
+     "Error: --seq-len: '-1e3' is not a whole number. -1e3 is less than --seq-len takes: give a whole number from 1 "
+     "to 16777216."),
+    (["--task", "infer", "--context", "2e7"],
+     "Error: --context: '2e7' is not a whole number. 2e7 is more than --context takes: give a whole number from 1 to "
+     "16777216."),
+    (["--task", "train", "--method", "qlora", "--micro-batch", "1e5"],
+     "Error: --micro-batch: '1e5' is not a whole number. 1e5 is more than --micro-batch takes: give a whole number "
+     "from 1 to 65536."),
+    # inside the range: the digits, as before
+    (["--task", "train", "--method", "qlora", "--seq-len", "1e3"],
+     "Error: --seq-len: '1e3' is not a whole number. Write the whole number in digits: --seq-len 1000."),
+])
+def test_gap_an_exponent_outside_the_range_is_hinted_the_range(args: list, line: str) -> None:
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b"] + args)
+    assert r.exit_code == 2
+    assert r.stderr == line + "\n", r.stderr
+
+
+def test_gap_the_most_named_is_taken_in_digits() -> None:
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--context", "16777216"])
+    assert r.exit_code == 0, r.output  # 16777216, the most the range names, is taken
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--context", "16777217"])
+    assert r.exit_code == 2 and "must be at most 16777216, not 16777217" in r.stderr, r.stderr
+
+
+def test_gap_fit_hints_the_range_too() -> None:
+    from planner import fit
+    from planner.workload.inputs import OptionError
+
+    r = CliRunner().invoke(main, ["fit", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--context",
+                                  "max", "--concurrency", "1e6"])
+    assert r.exit_code == 2
+    assert r.stderr == ("Error: --concurrency: must be a whole number or 'max', not '1e6'. 1e6 is more than "
+                        "--concurrency takes: give a whole number from 1 to 65536.\n"), r.stderr
+    with pytest.raises(OptionError) as caught:
+        fit(model="llama-2-7b", task="infer", gpu="rtx-4090", context="max", concurrency="1e6")
+    msg = str(caught.value)
+    assert msg == ("concurrency: must be a whole number or 'max', not '1e6'. 1e6 is more than concurrency takes: "
+                   "give a whole number from 1 to 65536."), msg

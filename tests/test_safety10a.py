@@ -99,7 +99,7 @@ def test_a_comma_in_a_rate_is_refused(tmp_path: Path) -> None:
 def test_a_comma_in_a_token_count_option_is_refused(count: str, hint: str) -> None:
     r = _run("compare", COMPARE, "--tokens-per-month", count)
     assert r.exit_code == 2, r.output
-    assert r.stderr == f"Error: tokens_per_month: {count!r} {COMMA}. {hint}\n", r.stderr
+    assert r.stderr == f"Error: --tokens-per-month: {count!r} {COMMA}. {hint}\n", r.stderr
 
 
 def test_a_comma_in_a_files_token_count_is_refused(tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_a_comma_in_an_api_size_and_token_count_is_refused() -> None:
     with pytest.raises(InputError) as count:
         api.compare(COMPARE, tokens_per_month="1,5M")
     assert str(size.value).endswith(f"'1,5 GiB' {COMMA}. Write it with a decimal point: '1.5 GiB'."), size.value
-    assert str(count.value).endswith("Write it with a decimal point: --tokens-per-month 1.5M."), count.value
+    assert str(count.value).endswith("Write it with a decimal point: tokens_per_month='1.5M'."), count.value
 
 
 # --- item 16: '_' separators ------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ def test_underscore_separators_are_refused_in_sizes_token_counts_and_quoted_numb
     sep = "is written with '_' separators, which planner does not read"
     r = _run("compare", COMPARE, "--tokens-per-month", "200_000_000")  # before: taken as 200M
     assert r.exit_code == 2, r.output
-    assert r.stderr == (f"Error: tokens_per_month: '200_000_000' {sep}. Write the number without separators: "
+    assert r.stderr == (f"Error: --tokens-per-month: '200_000_000' {sep}. Write the number without separators: "
                         "--tokens-per-month 200000000.\n"), r.stderr
     r = _run(*ESTIMATE_TRAIN, "--dataset-size", "24_000 GiB")  # before: taken as 24000 GiB
     assert r.exit_code == 2, r.output

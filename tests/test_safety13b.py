@@ -315,13 +315,13 @@ def test_tokens_per_month_with_an_empty_name_is_refused(value) -> None:
         volume_overrides(value, ["qlora-7b"])
     shown = value if isinstance(value, str) else value[0]
     assert str(caught.value) == (f"tokens_per_month: {shown!r} names no workload before '='. Write NAME=1M (e.g. "
-                                 "--tokens-per-month qlora-7b=1M), or the count alone for a one-workload scenario.")
+                                 "tokens_per_month='qlora-7b=1M'), or the count alone for a one-workload scenario.")
 
 
 def test_the_cli_refuses_an_empty_tokens_per_month_name(tmp_path: Path) -> None:
     err = _cli_error("compare", str(ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"), "--out", str(tmp_path / "o"),
                      "--tokens-per-month", "=1M")
-    assert err == ("Error: tokens_per_month: '=1M' names no workload before '='. Write NAME=1M (e.g. "
+    assert err == ("Error: --tokens-per-month: '=1M' names no workload before '='. Write NAME=1M (e.g. "
                    "--tokens-per-month qlora-7b=1M), or the count alone for a one-workload scenario.\n"), err
 
 

@@ -215,7 +215,7 @@ def test_a_dataset_token_count_is_written_as_a_size_is(tmp_path: Path, value: st
 
 
 @pytest.mark.parametrize("value, said", [
-    ("2e8", "tokens_per_month: '2e8' writes its number with an exponent (2e8). Write it in digits, with k, M, B or "
+    ("2e8", "--tokens-per-month: '2e8' writes its number with an exponent (2e8). Write it in digits, with k, M, B or "
             "T: --tokens-per-month 200M."),
     ("1e2M", "'1e2M' writes its number with an exponent (1e2). Write it in digits, with k, M, B or T: "
              "--tokens-per-month 100M."),

@@ -134,7 +134,7 @@ def test_tokens_per_month_option_spellings_are_refused(cat, value: str, problem:
 
     exc = _refusal(lambda: compare(COMPARE, catalog=cat, tokens_per_month=value))
     tail = " (k, M, B, T)." if "right after" in fixed else "."
-    assert str(exc) == f"tokens_per_month: {problem}. {fixed}--tokens-per-month qlora-7b=200M{tail}", str(exc)
+    assert str(exc) == f"tokens_per_month: {problem}. {fixed}tokens_per_month='qlora-7b=200M'{tail}", str(exc)
 
 
 @pytest.mark.parametrize("key, where", [("qlora-7b ", "end"), (" qlora-7b", "start")])

@@ -50,7 +50,9 @@ def test_huge_token_counts_get_the_range_error(tmp_path: Path, value: str, shown
     r = _cli("plan", "t.yaml", "--out", "o", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2 and "internal error" not in err, err
-    assert f"workloads[0].tokens_per_month: must be above 0 and at most 3e+13, not {shown}." in err, err
+    # the limit, 31e12 (planner.workload.spec.MAX_TOKENS_PER_MONTH), in a spelling a count takes and in digits
+    assert f"workloads[0].tokens_per_month: must be above 0 and at most 31T (31,000,000,000,000), not {shown}." \
+        in err, err
 
 
 @pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
@@ -64,7 +66,7 @@ def test_api_huge_token_counts_raise_input_error() -> None:
     for value, shown in ((10**309, "1000...000 (310 digits)"), (10**5000, "a number of about 5001 digits"),
                          ({"qlora-7b": 10**400}, "1000...000 (401 digits)"), (1e300, "1e+300")):
         msg = _raises(InputError, compare, COMPARE, tokens_per_month=value)
-        assert f"tokens_per_month: must be above 0 and at most 3e+13, not {shown}." in msg, msg
+        assert f"tokens_per_month: must be above 0 and at most 31T (31,000,000,000,000), not {shown}." in msg, msg
 
 
 # -- 2, 8, 9. every text from a path or file escaped for its medium: md, xlsx, json --------------------
@@ -432,7 +434,7 @@ def test_non_ascii_digits_are_refused_everywhere_with_a_hint_that_works(tmp_path
              (("plan", str(QLORA), "--top", "３", "--out", "o"),
               "Error: --top: '３' is not written in ASCII digits. Write ASCII digits: --top 3."),
              (("compare", str(COMPARE), "--tokens-per-month", "qlora-7b=１０M"),
-              "Error: tokens_per_month: '１０M' is not a token count. Write ASCII digits: --tokens-per-month "
+              "Error: --tokens-per-month: '１０M' is not a token count. Write ASCII digits: --tokens-per-month "
               "qlora-7b=10M.")]
     for args, line in cases:
         r = _cli(*args, cwd=tmp_path)

@@ -118,6 +118,26 @@ def write_comparison_workbook(comparison: Comparison, plan: Plan, path: Path, *,
     return write_workbook(data, path, extra_sheets=[add])
 
 
+class VolumeError(InputError):
+    """``tokens_per_month`` (``--tokens-per-month``) refused. As an exception it is in the Python API's words: the
+    entry is ``tokens_per_month`` and a hint's count is ``tokens_per_month='30T'``; :meth:`cli_line` is the line
+    the command prints, naming the option (``--tokens-per-month: ...``, ``--tokens-per-month 30T``)."""
+
+    def __init__(self, problem: str, *, hint: str | None = None) -> None:
+        self.command_line = InputError(problem, entry="--tokens-per-month", hint=hint).one_line()
+        super().__init__(problem, entry="tokens_per_month", hint=_keyword_counts(hint) if hint else hint)
+
+    def cli_line(self) -> str:
+        """The error as the command line prints it (naming ``--tokens-per-month``), on one line."""
+        return self.command_line
+
+
+def _keyword_counts(text: str) -> str:
+    """'--tokens-per-month qlora-7b=200M' as the keyword takes it: ``tokens_per_month='qlora-7b=200M'``."""
+    return re.sub(r"--tokens-per-month (\S+?)(?=[.,;:)]*(?:\s|$))", lambda m: f"tokens_per_month={m.group(1)!r}",
+                  text)
+
+
 def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     """``tokens_per_month`` as :func:`compare` takes it, as workload name -> tokens a month.
 
@@ -127,14 +147,15 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     another Unicode spelling (NFKC) or in another case.
 
     Raises:
-        InputError: a count that is not one or not above 0, an empty name ('=1M'), an unknown workload name (with a
+        VolumeError: (an InputError naming ``tokens_per_month``; its :meth:`VolumeError.cli_line` names
+            ``--tokens-per-month``) a count that is not one or not above 0 or above 31T, an empty name ('=1M'), an unknown workload name (with a
             did-you-mean; a name in another Unicode spelling, NFKC-equal, names its workload), a workload
             named twice, a bare count for a scenario of several workloads, or an empty mapping or list.
     """
     from planner.core.errors import did_you_mean
     from planner.core.names import resolve_name
     from planner.workload.options import token_text_problem
-    from planner.workload.spec import MAX_TOKENS_PER_MONTH, parse_token_count
+    from planner.workload.spec import MAX_TOKENS_PER_MONTH, TOKENS_PER_MONTH_LIMIT, parse_token_count
 
     if value is None:
         return {}
@@ -142,31 +163,30 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
 
     value = plain_texts(value)  # a str subclass as the text it holds, not its __str__ or __repr__
     if isinstance(value, (dict, list, tuple)) and not value:  # refused as other wrong values are, not "not given"
-        raise InputError(f"is empty ({type(value).__name__})", entry="tokens_per_month",
-                         hint="Leave tokens_per_month out (or None) to use the scenario's own, or give counts: "
-                              "{'NAME': '200M'}, or '200M' for a one-workload scenario.")
+        raise VolumeError(f"is empty ({type(value).__name__})",
+                          hint="Leave tokens_per_month out (or None) to use the scenario's own, or give counts: "
+                               "{'NAME': '200M'}, or '200M' for a one-workload scenario.")
     if isinstance(value, str) and "=" in value:  # 'NAME=200M' in one string, as the CLI takes it
         value = [value]
     if isinstance(value, dict):
         items = [(str(k), v) for k, v in value.items()]
         for k, _ in items:
             if k != k.strip():  # {'qlora-7b ': ...}: refused as the 'NAME =COUNT' string is (h15b leftover)
-                raise InputError(f"key {k!r} has a blank at its {'start' if k != k.lstrip() else 'end'}",
-                                 entry="tokens_per_month", hint=f"Write the workload's name without blanks: "
-                                                                f"{{{k.strip()!r}: ...}}.")
+                raise VolumeError(f"key {k!r} has a blank at its {'start' if k != k.lstrip() else 'end'}",
+                                  hint=f"Write the workload's name without blanks: {{{k.strip()!r}: ...}}.")
     elif isinstance(value, (list, tuple)):
         items = []
         for x in value:
             name, sep, count = str(x).rpartition("=")  # the last '=': a workload's name may hold one ('a=b')
             if sep and not name.strip():  # '=1M' names no workload: not taken for a bare count
-                raise InputError(f"{str(x)!r} names no workload before '='", entry="tokens_per_month",
-                                 hint=f"Write NAME={count.strip() or '200M'} (e.g. --tokens-per-month "
-                                      f"{names[0]}={count.strip() or '200M'}), or the count alone for a one-workload "
-                                      "scenario.")
+                raise VolumeError(f"{str(x)!r} names no workload before '='",
+                                  hint=f"Write NAME={count.strip() or '200M'} (e.g. --tokens-per-month "
+                                       f"{names[0]}={count.strip() or '200M'}), or the count alone for a one-workload "
+                                       "scenario.")
             if sep and name != name.strip():  # 'qlora-7b =200M': written as no other option's value is
                 where = "before the '='" if name != name.rstrip() else "before the workload name"
-                raise InputError(f"{str(x)!r} has a blank {where}", entry="tokens_per_month",
-                                 hint=f"Write it without blanks: --tokens-per-month {name.strip()}={count.strip()}.")
+                raise VolumeError(f"{str(x)!r} has a blank {where}",
+                                  hint=f"Write it without blanks: --tokens-per-month {name.strip()}={count.strip()}.")
             items.append((name, count) if sep else ("", x))
     else:
         items = [("", value)]
@@ -180,39 +200,36 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         separated = separator_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}",
                                       whole=bare)
         if separated is not None:  # '1,5M': 1.5M or 15M? planner reads neither
-            raise InputError(separated[0], entry="tokens_per_month", hint=separated[1])
+            raise VolumeError(separated[0], hint=separated[1])
         dotted = dotted_thousands(raw if isinstance(raw, str) else None,
                                   lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}", whole=True)
         if dotted is not None:  # '100.000': 100, or 100000 with a dot separating thousands (h17b #4)
-            raise InputError(dotted[0], entry="tokens_per_month", hint=dotted[1])
+            raise VolumeError(dotted[0], hint=dotted[1])
         problem = token_text_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}") \
             if count is None else None
         if problem is not None:  # '2e8', '.2B', '+5M': written as no size's number is
-            raise InputError(problem[0], entry="tokens_per_month", hint=problem[1])
+            raise VolumeError(problem[0], hint=problem[1])
         if count is None or count != count:
-            raise InputError(f"{shown_number(raw)} is not a token count", entry="tokens_per_month",
-                             hint=ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")
-                             or "Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
+            raise VolumeError(f"{shown_number(raw)} is not a token count",
+                              hint=ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")
+                              or "Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
         if not 0 < count <= MAX_TOKENS_PER_MONTH:
-            raise InputError(f"must be above 0 and at most {MAX_TOKENS_PER_MONTH:.0e}, not {shown_number(raw)}",
-                             entry="tokens_per_month",
-                             hint="The tokens the workload processes a month: trained (training) or generated "
-                                  "(inference).")
+            raise VolumeError(f"must be above 0 and at most {TOKENS_PER_MONTH_LIMIT}, not {shown_number(raw)}",
+                              hint="The tokens the workload processes a month: trained (training) or generated "
+                                   f"(inference), e.g. --tokens-per-month {(name + '=') if name else ''}200M.")
         if not name:
             if len(names) != 1:
-                raise InputError(f"a bare count is ambiguous: the scenario has {len(names)} workloads",
-                                 entry="tokens_per_month",
-                                 hint=f"Name the workload: --tokens-per-month {names[0]}=200M (one per workload).")
+                raise VolumeError(f"a bare count is ambiguous: the scenario has {len(names)} workloads",
+                                  hint=f"Name the workload: --tokens-per-month {names[0]}=200M (one per workload).")
             name = names[0]
         # another Unicode spelling (NFKC) names it too, and so does another case ('QLORA-7B') or dash: two
         # workloads' names never clash (planner.core.names.resolve_name, as costs.mfu and batch_inference name them)
         given, name = name, (resolve_name(name, names) or name)
         if name not in names:
-            raise InputError(f"no workload {name!r} in the scenario", entry="tokens_per_month",
-                             hint=did_you_mean(name, names))
+            raise VolumeError(f"no workload {name!r} in the scenario", hint=did_you_mean(name, names))
         if name in out:
-            raise InputError(f"names workload {name!r} twice (as {ascii(given)} too)", entry="tokens_per_month",
-                             hint="Give each workload once.")
+            raise VolumeError(f"names workload {name!r} twice (as {ascii(given)} too)",
+                              hint="Give each workload once.")
         out[name] = count
     return out
 

@@ -151,6 +151,29 @@ class NoFit(InfeasibleError):
         self.result = result
 
 
+def _range_hint(key: str, value: str) -> str | None:
+    """For a count written in another spelling ('1e9') whose number lies outside what the workload readers take for
+    ``key`` (1 to planner.workload.options MAX_SEQ_LEN or MAX_MICRO_BATCH): the range, not digits the reader then
+    refuses; None otherwise (planner.cli.options.refuse_outside_range words the same for the other commands)."""
+    import math
+    import re
+
+    from planner.workload.options import MAX_MICRO_BATCH, MAX_SEQ_LEN
+
+    most = {"micro_batch": MAX_MICRO_BATCH, "concurrency": MAX_MICRO_BATCH, "seq_len": MAX_SEQ_LEN,
+            "context": MAX_SEQ_LEN}.get(key)
+    if most is None or not re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*", value):
+        return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    if not math.isfinite(number) or 1 <= number <= most or (number == 0 and re.search(r"[1-9]", value)):
+        return None
+    side = "more" if number > most else "less"
+    return f"{value.strip()} is {side} than --{key.replace('_', '-')} takes: give a whole number from 1 to {most}."
+
+
 def _targets(given: dict[str, Any]) -> list[str]:
     """The targets given 'max'; every other target value checked and made an int.
 
@@ -172,7 +195,7 @@ def _targets(given: dict[str, Any]) -> list[str]:
             flag = "--" + k.replace("_", "-")
             raise OptionError(f"must be a whole number or 'max', not {v!r}", entry=k,
                               hint="Did you mean 'max'?" if close_matches(v.strip().lower(), ["max"]) else
-                              whole_number_hint(v, lambda n: f"{flag} {n}"))
+                              _range_hint(k, v) or whole_number_hint(v, lambda n: f"{flag} {n}"))
     targets = [k for k in FIT_TARGETS if given.get(k) == "max"]
     if len(targets) != 1:
         raise UsageError("fit() needs exactly one of micro_batch, seq_len, context, concurrency, gpu_layers set to "

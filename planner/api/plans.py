@@ -31,27 +31,52 @@ DEFAULT_FORMATS = ("xlsx", "csv", "json")
 MAX_TOP = 1000
 
 
-def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
+def report_formats(value: str | Iterable[str], *, api: bool = False) -> tuple[str, ...]:
     """'xlsx,csv' (or ['xlsx', 'csv']) -> ('xlsx', 'csv'), in the order given, without repeats.
 
+    ``api``: word the error as the Python API names the keyword (entry ``format``, hint ``format='md,csv'``);
+    else as ``planner plan --format`` prints it (entry ``--format``, hint ``--format md,csv``).
+
     Raises:
-        InputError: not a text or a list, an empty list, or a name that is not a report format (with the
-            close match);
-            its ``problem`` is the sentence ``planner plan --format`` prints.
+        InputError: not a text or a list, an item that is not a text, an empty list, or a name that is not a
+            report format (with the close match in the hint); its ``problem`` and ``hint`` are the sentences
+            ``planner plan --format`` prints.
     """
     from planner.core.errors import did_you_mean
+
+    entry = "format" if api else "--format"
+
+    def write(names: Iterable[str]) -> str:
+        """The list as the caller writes it: --format md,csv or format='md,csv'."""
+        listed = ",".join(dict.fromkeys(names))
+        return f"format={listed!r}" if api else f"--format {listed}"
 
     if not isinstance(value, str) and (not isinstance(value, Iterable) or isinstance(value, (bytes, Mapping))):
         raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not {type(value).__name__}",
                          entry="format", hint=f"Report formats: {', '.join(PLAN_FORMATS)}.")
-    names = value.split(",") if isinstance(value, str) else [str(v) for v in value]
+    if not isinstance(value, str):
+        value = list(value)
+        odd = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
+        if odd is not None:  # 3, b'md': no format name, and not to be shown as the text str() makes of it
+            # the names meant: the texts and the bytes (b'md') that are format names
+            meant = [v.decode("ascii", "replace") if isinstance(v, bytes) else v for v in value]
+            meant = [v for v in meant if isinstance(v, str) and v in PLAN_FORMATS]
+            item = value[odd]  # shown where its repr is short and plain (no object's own __repr__, no 5,000 digits)
+            plain = type(item) in (bool, float, type(None)) or (type(item) is int and item.bit_length() < 64) or (
+                type(item) is bytes and len(item) <= 40)
+            shown = f"{item!r} ({type(item).__name__})" if plain else f"of type {type(item).__name__}"
+            raise InputError(f"is {shown}, not a text; format names are texts ({', '.join(PLAN_FORMATS)})",
+                             entry=f"{entry}[{odd}]",
+                             hint=f"Write {write(meant or DEFAULT_FORMATS[:2])}.")
+    names = value.split(",") if isinstance(value, str) else list(value)
     parts = [p.strip().lower() for p in names if p.strip()]
     valid = f"give a comma-separated list of {', '.join(PLAN_FORMATS)}"
     if not parts:
-        raise InputError(f"the list of report formats is empty; {valid}, e.g. --format xlsx,csv", entry="--format")
+        raise InputError(f"the list of report formats is empty; {valid}, e.g. {write(DEFAULT_FORMATS[:2])}",
+                         entry=entry)
     if len(parts) < len(names):  # ',json', 'json,', 'json,,md' or ['json', '']: an empty item, as ',' alone is refused
         raise InputError("has an empty item (a comma with no format name on one side); format names are separated by "
-                         "single commas", entry="--format", hint=f"Write --format {','.join(dict.fromkeys(parts))}.")
+                         "single commas", entry=entry, hint=f"Write {write(parts)}.")
     # one rule with the other choices and numbers (--task TRAIN, --top ' 3' are refused): a format name is written
     # as listed, lower case, with no blank around it
     loose = next((p for p in names if p.strip() and p != p.strip().lower() and p.strip().lower() in PLAN_FORMATS),
@@ -59,7 +84,7 @@ def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
     if loose is not None:
         why = "has a blank around it" if loose != loose.strip() else "is not written in lower case"
         raise InputError(f"{loose!r} {why}; format names are written as listed ({', '.join(PLAN_FORMATS)})",
-                         entry="--format", hint=f"Write --format {','.join(dict.fromkeys(parts))}.")
+                         entry=entry, hint=f"Write {write(parts)}.")
     bad = [p for p in parts if p not in PLAN_FORMATS]
     if bad:
         import re
@@ -72,17 +97,17 @@ def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
         if pieces and all(q in PLAN_FORMATS for q in pieces):
             why = ("formats are separated by commas" if len(pieces) > len(parts) else
                    "format names are written in ASCII letters")
-            raise InputError(f"{bad[0]!r} is not a report format: {why}. Write --format "
-                             f"{','.join(dict.fromkeys(pieces))}", entry="--format")
+            raise InputError(f"{bad[0]!r} is not a report format: {why}", entry=entry,
+                             hint=f"Write {write(pieces)}.")
         guess = did_you_mean(bad[0], PLAN_FORMATS) or ""
         what = f"{bad[0]!r} is not a report format" if len(bad) == 1 else \
             f"{', '.join(map(repr, bad))} are not report formats"
-        raise InputError(f"{what}; {valid}" + (f". {guess}" if guess.startswith("Did you mean") else ""),
-                         entry="--format")
+        # the close match is the hint: a sentence of its own after the problem's stop ('md'?, never 'md'?.)
+        raise InputError(f"{what}; {valid}", entry=entry,
+                         hint=guess if guess.startswith("Did you mean") else None)
     twice = next((p for p in parts if parts.count(p) > 1), None)
     if twice is not None:  # as a list of GPUs or LoRA targets naming one twice is refused
-        raise InputError(f"lists {twice!r} twice; give each format once: --format {','.join(dict.fromkeys(parts))}",
-                         entry="--format")
+        raise InputError(f"lists {twice!r} twice; give each format once: {write(parts)}", entry=entry)
     return tuple(parts)
 
 
@@ -397,7 +422,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
         raise InputError("format= names the reports to write into out=, and no out= is given", entry="format",
                          hint="Give out=DIR as well, or leave format= out (plan() writes nothing by default).")
     out = out_of(out)  # a path, or InputError (an int, bytes, an empty text)
-    formats = report_formats(format) if format is not None else DEFAULT_FORMATS
+    formats = report_formats(format, api=True) if format is not None else DEFAULT_FORMATS
     top = top_of(top)
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)

@@ -282,9 +282,18 @@ FLOAT = Float()
 
 
 class Count(click.ParamType):
-    """A whole number for --micro-batch, --seq-len, --context, --concurrency; 'max' points to 'planner fit'."""
+    """A whole number for --micro-batch, --seq-len, --context, --concurrency; 'max' points to 'planner fit'.
+
+    Args:
+        most: the name in planner.workload.options of the most the workload readers take for the option
+            ('MAX_SEQ_LEN'), so that a number in another spelling outside that range ('1e9') is hinted the range,
+            never digits the reader then refuses (:func:`refuse_outside_range`); None for no such hint.
+    """
 
     name = "integer"
+
+    def __init__(self, most: str | None = None) -> None:
+        self.most = most
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value.strip().lower() == "max" and param is not None:
@@ -296,12 +305,43 @@ class Count(click.ParamType):
         refuse_foreign_digits(value, param, ctx, whole=True)
         refuse_underflow(value, param, ctx)
         value = whole_decimal(value, param, ctx)
+        if self.most is not None:
+            from planner.workload import options as limits
+
+            refuse_outside_range(value, param, ctx, 1, getattr(limits, self.most))
         refuse_other_spelling(value, param, ctx, whole=True)
         try:
             return click.INT.convert(value, param, ctx)
         except click.BadParameter:
             refuse_not_a_number(value, param, ctx, whole=True)
             raise
+
+
+def refuse_outside_range(value: Any, param: click.Parameter | None, ctx: click.Context | None, lo: int,
+                         hi: int) -> None:
+    """Refuse a whole-number option written in another spelling ('1e9', '2.5e7', '1.0e9') whose number lies
+    outside ``lo`` to ``hi`` (the workload readers' range) with that range as the hint: the digits of '1e9' would be
+    a value the reader then refuses (``--seq-len 1000000000``: at most 16777216). Plain digits are left to the
+    reader, which names the range itself.
+
+    Raises:
+        LineError: naming the option, the value and the range.
+    """
+    if not isinstance(value, str) or param is None or value.strip().lstrip("+-").isdigit():
+        return
+    if not re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*", value):
+        return
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return
+    if not math.isfinite(number) or lo <= number <= hi or (number == 0 and re.search(r"[1-9]", value)):
+        return  # inside the range: the spelling's own hint; '1e-400' (no float holds it): refuse_underflow's
+    opt = param.opts[0]
+    side = "more" if number > hi else "less"
+    # worded as a file's 'seq_len: 1e9' is (planner.core.fieldhints._outside_range_hint)
+    raise LineError(f"{opt}: {value!r} is not a whole number. {value.strip()} is {side} than {opt} takes: give a "
+                    f"whole number from {lo} to {hi}.", ctx)
 
 
 class Choice(click.Choice):
@@ -492,8 +532,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                       "switch where they changed (Unsloth's cut cross-entropy, torchtune's FSDP2).")),
     ("--optimizer", dict(help="adamw, adamw-fused, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, sgd-momentum, "
                               "adafactor, lion (default adamw; the framework's otherwise).")),
-    ("--micro-batch", dict(type=Count(), help="Sequences per GPU per forward pass.")),
-    ("--seq-len", dict(type=Count(), help="Tokens per training sequence.")),
+    ("--micro-batch", dict(type=Count("MAX_MICRO_BATCH"), help="Sequences per GPU per forward pass.")),
+    ("--seq-len", dict(type=Count("MAX_SEQ_LEN"), help="Tokens per training sequence.")),
     ("--grad-accum", dict(type=INT, help="Micro-batches per optimizer step (no activation memory; gradients stay "
                                                      "allocated between them).")),
     ("--gpus", dict(type=INT, help="GPUs in total. Training: data parallel x tensor parallel. Inference: replicas "
@@ -563,8 +603,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--kv-dtype", dict(help="KV cache dtype: fp32, fp16, bf16, fp8; llama.cpp: f16, q8_0, q4_0, ... "
                              "(--cache-type-k, and -v unless --kv-dtype-v).")),
     ("--kv-dtype-v", dict(help="llama.cpp: the V cache type when it differs from --kv-dtype (--cache-type-v).")),
-    ("--context", dict(type=Count(), help="Tokens per sequence in the KV cache.")),
-    ("--concurrency", dict(type=Count(), help="Sequences served at once (per replica).")),
+    ("--context", dict(type=Count("MAX_SEQ_LEN"), help="Tokens per sequence in the KV cache.")),
+    ("--concurrency", dict(type=Count("MAX_MICRO_BATCH"), help="Sequences served at once (per replica).")),
     ("--engine", dict(help="Inference engine: hf, vllm, llama.cpp (GGUF weights; for Ollama, llama.cpp with "
                            "Ollama's settings given: --context, --flash-attention, --kv-dtype, --concurrency).")),
     ("--engine-version", dict(help="The engine's release: vLLM '0.6.5' (before 0.8.0 the V0 engine), llama.cpp "

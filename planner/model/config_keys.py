@@ -256,13 +256,69 @@ MAX_QUANT_GROUP = 1_000_000
 QUANT_FLAGS = ("load_in_4bit", "load_in_8bit", "bnb_4bit_use_double_quant", "llm_int8_has_fp16_weight")
 
 
+#: The RoPE types Transformers builds (modeling_rope_utils.py ROPE_INIT_FUNCTIONS: default, linear, dynamic, yarn,
+#: longrope, llama3), and two older names configs still carry: Phi-3's 'su' (LongRoPE before its rename, which
+#: Phi3Config took) and Qwen2-VL's 'mrope' (Qwen2VLConfig reads it as default). Any other is refused: Transformers
+#: raises on it ("Unrecognized RoPE type" / a KeyError), so no such checkpoint loads.
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "su", "mrope")
+
+#: The activation names Transformers builds (activations.py ACT2CLS, Transformers 4.5x): a config naming another
+#: fails at ACT2FN[name] (a KeyError). New releases add names, so another name is warned about
+#: (planner.workload.checks.architecture_warnings), not refused; one that is no name at all is refused.
+ACTIVATIONS = ("gelu", "gelu_10", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh", "gelu_accurate",
+               "laplace", "leaky_relu", "linear", "mish", "quick_gelu", "relu", "relu2", "relu6", "sigmoid", "silu",
+               "swish", "tanh", "prelu", "xielu")
+
+#: The keys that name a model's MLP activation (Falcon's ``activation``, GPT-2's ``activation_function``,
+#: Gemma's ``hidden_activation``, the others' ``hidden_act``).
+ACTIVATION_KEYS = ("hidden_act", "hidden_activation", "activation_function")
+
+#: A name as Transformers' registries spell theirs: a letter, then letters, digits and '_'.
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def _check_names(cfg: Mapping[str, Any], where: str | None, json: bool) -> None:
+    """Refuse a ``rope_scaling`` type (``rope_type``, or the older ``type``) that is no text or not one of
+    :data:`ROPE_TYPES`, and an activation (:data:`ACTIVATION_KEYS`; Falcon's ``activation``) that is no text or
+    no name ('=1+1', 'x*sigmoid(x)'), each with the close matches (planner.core.errors.did_you_mean).
+
+    Raises:
+        ModelConfigError: at the key, with its line in a config.json file.
+    """
+    from planner.core.errors import did_you_mean
+
+    rs = cfg.get("rope_scaling")
+    for sub in ("rope_type", "type") if isinstance(rs, Mapping) else ():
+        kind = rs.get(sub)
+        if kind is None or (isinstance(kind, str) and kind in ROPE_TYPES):
+            continue
+        guess = did_you_mean(kind, ROPE_TYPES, name_lookalike=False) if isinstance(kind, str) else None
+        example = f'"{sub}": "linear"' if json else f"{sub}: linear"
+        raise _error(cfg, where, f"rope_scaling.{sub} {_shown(kind)} is not a RoPE type Transformers builds "
+                     f"({', '.join(ROPE_TYPES[:6])}; {ROPE_TYPES[6]!r} and {ROPE_TYPES[7]!r} in older configs)",
+                     "rope_scaling", (guess + " " if guess and guess.startswith("Did you mean") else "")
+                     + f"Copy the model's published value, e.g. {example}; without scaling, write "
+                     + ('"rope_scaling": null.' if json else "rope_scaling: null."))
+    keys = ACTIVATION_KEYS + (("activation",) if cfg.get("model_type") == "falcon" else ())
+    for key in keys:
+        act = cfg.get(key)
+        if act is None or (isinstance(act, str) and _NAME.fullmatch(act)):
+            continue
+        guess = did_you_mean(act, ACTIVATIONS, name_lookalike=False) if isinstance(act, str) else None
+        raise _error(cfg, where, f"{key} must be the name of an activation function such as 'silu', not "
+                     f"{_shown(act)}", key, (guess + " " if guess and guess.startswith("Did you mean") else "")
+                     + "Copy the model's published value, as Transformers' activations.py names it: silu, gelu, "
+                     "gelu_new, gelu_pytorch_tanh, relu, ...")
+
+
 def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
     """Refuse what a config.json declares about its storage and positions that cannot be so:
     ``torch_dtype`` / ``dtype`` that is no text or no floating-point dtype ('int8', 5);
     ``quantization_config`` that is no mapping, a ``quant_method`` that is no text, ``bits`` (or AWQ's
     ``w_bit``) that is no whole number from 1 to 16; ``rope_scaling`` that is no mapping, or whose
     ``factor`` is no finite number of at least 1 (Transformers' rope validation asks for a float >= 1:
-    the trained context is stretched ``factor`` times, modeling_rope_utils.py).
+    the trained context is stretched ``factor`` times, modeling_rope_utils.py), or whose type is none Transformers
+    builds; an activation that is no name (:func:`_check_names`).
 
     Raises:
         ModelConfigError: at the key, with its line in a config.json file.
@@ -351,6 +407,7 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
                          text_number_hint("factor", factor, json) or
                          "Copy the model's published value, e.g. 8.0 for Llama 3.1; without scaling, write "
                          '"rope_scaling": null.')
+    _check_names(cfg, where, json)
     for key, example in FLOAT_CONFIG_KEYS.items():
         value = cfg.get(key)
         if value is None or (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)):

@@ -118,11 +118,11 @@ def refuse_dangling_default(path: Path) -> None:
     (planner.core.atomic.dangling_line).
 
     Raises:
-        InputError: naming the link, where it points, and what to do.
+        OptionError: naming the link, where it points, and what to do (the hint names --calibration, or
+            calibration= in the API's words).
     """
     import os
 
-    from planner.core.errors import InputError
     from planner.core.names import escape_unsafe
 
     for p in (path, *path.parents):
@@ -134,10 +134,12 @@ def refuse_dangling_default(path: Path) -> None:
             target = "?"
         why = ("so there is no default calibration to read" if p == path else
                f"so the default calibration file {escape_unsafe(str(path))} cannot be read")
-        raise InputError(f"{escape_unsafe(str(p))}: is a link to a {'file' if p == path else 'folder'} that does not "
-                         f"exist ({escape_unsafe(str(p))} -> {target}), {why}",
-                         hint="Point the link at what 'planner calibrate' wrote, or remove it (then "
-                              "estimates use no calibration), or give --calibration FILE.")
+        from planner.workload.inputs import OptionError  # the hint names --calibration, or the API's calibration=
+
+        raise OptionError(f"{escape_unsafe(str(p))}: is a link to a {'file' if p == path else 'folder'} that does not "
+                          f"exist ({escape_unsafe(str(p))} -> {target}), {why}",
+                          hint="Point the link at what 'planner calibrate' wrote, or remove it (then "
+                               "estimates use no calibration), or give --calibration FILE.")
 
 
 def refuse_linked(path: Path) -> None:
@@ -260,9 +262,12 @@ def load_calibrations(path: Path, *, given: bool = False, default: bool = False)
             return {}
         if default and exc.line is None:  # a folder, a FIFO, a device, unreadable: the user named no path
             _refuse_default_file(path, exc.problem)
-        hint = exc.hint or ("Give the file 'planner calibrate' wrote, or leave --calibration out (the default file "
-                            "is used when it exists)." if exc.problem == "no such file" else None)
-        raise InputError(exc.problem, file=str(path), line=exc.line, entry=exc.path, hint=hint) from None
+        if exc.problem == "no such file" and not exc.hint:  # the hint names the option, or the API's keyword
+            from planner.workload.inputs import OptionError
+
+            raise OptionError(exc.problem, file=str(path), hint="Give the file 'planner calibrate' wrote, or leave "
+                              "--calibration out (the default file is used when it exists).") from None
+        raise InputError(exc.problem, file=str(path), line=exc.line, entry=exc.path, hint=exc.hint) from None
     root = Entry(data, file=str(path))
     root.check_keys(["schema_version", "gpus"], required=["gpus"])
     # the catalog files' rule (planner.catalog.loader): a file written for another layout is refused, not misread
@@ -298,7 +303,8 @@ def load_calibrations(path: Path, *, given: bool = False, default: bool = False)
             # "Lazy Loading" keeps it small, not empty): 0 B is a failed measurement, not a GPU
             raise e.error("must be more than 0 B: every CUDA context holds device memory (its kernels and data), so "
                           "0 is no measurement", "cuda_context",
-                          "Run 'planner calibrate' again on the GPU, or leave --calibration out to use the default.")
+                          "Run 'planner calibrate' again on the GPU, or remove the entry (the estimate then uses the "
+                         "default CUDA context).")
         if context < MIN_CUDA_CONTEXT_BYTES:
             raise e.error(f"{e.raw('cuda_context')!r} is not a CUDA context size: one holds hundreds of MiB (about "
                           "274 MiB measured by PyTorch with lazy loading, pytorch/pytorch#86509), and planner reads "

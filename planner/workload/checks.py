@@ -209,11 +209,34 @@ def checkpoint_double_quant(arch: Architecture) -> bool | None:
 def architecture_warnings(arch: Architecture) -> list[str]:
     """What every estimate of this architecture should say: a generic model's activations follow a
     rule not validated for it (planner.model.generic)."""
+    unknown = _unknown_activation(arch)
     if arch.generic:
         from planner.model.generic import describe
 
-        return [describe(arch)]
-    return [text] if (text := _class_disagrees(arch)) else []
+        return [describe(arch)] + unknown
+    return ([text] if (text := _class_disagrees(arch)) else []) + unknown
+
+
+def _unknown_activation(arch: Architecture) -> list[str]:
+    """The warning for a config whose activation key (planner.model.config_keys.ACTIVATION_KEYS; Falcon's
+    ``activation``) names none Transformers builds (``ACTIVATIONS``: it would fail at ``ACT2FN[name]``), with the
+    close matches and what planner assumes: the activation saves its input alone (planner.memory.saved
+    ACTIVATION_SAVES' default, as silu); else an empty list. A name that is no name is refused before
+    (config_keys._check_names)."""
+    from planner.core.errors import did_you_mean
+    from planner.model.config_keys import ACTIVATION_KEYS, ACTIVATIONS
+
+    extra = arch.extra if isinstance(arch.extra, Mapping) else {}
+    keys = ACTIVATION_KEYS + (("activation",) if arch.model_type == "falcon" else ())
+    for key in keys:
+        act = extra.get(key)
+        if isinstance(act, str) and act not in ACTIVATIONS and act == arch.hidden_act:
+            guess = did_you_mean(act, ACTIVATIONS, name_lookalike=False) or ""
+            return [f"config.json's {key} {clip_text(act)!r} is no activation Transformers builds (activations.py "
+                    "ACT2FN), so Transformers cannot load the model; planner sizes its MLP as if the activation "
+                    "saved its input alone (as silu does)"
+                    + (f". {guess}" if guess.startswith("Did you mean") else "")]
+    return []
 
 
 #: Transformers class-name endings of a causal LM's classes (LlamaForCausalLM, GPT2LMHeadModel,

@@ -394,6 +394,8 @@ def _check_replica_machines(entry: Entry, infer: Inference, gpus_per_node: int) 
 
 #: Most tokens a month a workload may give (a trillion a day for 31 days; beyond any machine this plans).
 MAX_TOKENS_PER_MONTH = 31e12
+#: :data:`MAX_TOKENS_PER_MONTH` as errors write it: in a spelling a count takes (31T), and in digits.
+TOKENS_PER_MONTH_LIMIT = f"{MAX_TOKENS_PER_MONTH / 1e12:g}T ({MAX_TOKENS_PER_MONTH:,.0f})"
 
 
 def tokens_per_month(entry: Entry) -> float | None:
@@ -408,7 +410,7 @@ def tokens_per_month(entry: Entry) -> float | None:
     raw = entry.raw("tokens_per_month")
     count = read_token_count(entry, "tokens_per_month", "200M (or 200000000")
     if count <= 0 or count > MAX_TOKENS_PER_MONTH:
-        raise entry.error(f"must be above 0 and at most {MAX_TOKENS_PER_MONTH:.0e}, not {shown_number(raw)}",
+        raise entry.error(f"must be above 0 and at most {TOKENS_PER_MONTH_LIMIT}, not {shown_number(raw)}",
                           "tokens_per_month",
                           "The tokens the workload processes a month: trained (training) or generated (inference).")
     if "hours_per_month" in entry.data:
@@ -606,6 +608,7 @@ __all__ = [
     "workload_from_entry",
     "TOKEN_SUFFIXES",
     "MAX_TOKENS_PER_MONTH",
+    "TOKENS_PER_MONTH_LIMIT",
     "MIN_BUSY_HOURS_PER_YEAR",
     "MIN_HOURS_PER_MONTH",
     "HOURS_FLOOR_TEXT",

@@ -311,8 +311,8 @@ def test_a_calibration_of_no_cuda_context_is_refused(tmp_path: Path) -> None:
     code, err, c = _calibration(tmp_path, "0 MiB", "0.05")
     assert code == 2
     assert err == (f"Error: {c}:4: gpus[0].cuda_context: must be more than 0 B: every CUDA context holds device memory "
-                   "(its kernels and data), so 0 is no measurement. Run 'planner calibrate' again on the GPU, or leave "
-                   "--calibration out to use the default.\n")
+                   "(its kernels and data), so 0 is no measurement. Run 'planner calibrate' again on the GPU, or remove the "
+                   "entry (the estimate then uses the default CUDA context).\n")
 
 
 @pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)

@@ -1,0 +1,126 @@
+"""Issue 28, hostile pass 23B: findings of report h23b fixed on branch f23g.
+
+M1. The hints for a number written with separators and an exponent ('1_000e2', '5_0e-2', '1,5e3', '1 000e2') keep
+    the exponent: the value hinted is the value written (100000, 0.5, 1500), not its digits before the 'e'; a
+    number in digits of another script with an exponent ('٥e2') is hinted in a spelling a file reads as a number
+    (500, not '5e2', which YAML 1.1 reads as text). Each hint, written back into the same field, is taken.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner import load_catalog
+from planner.cli.main import main
+from planner.core.errors import PlannerError
+from planner.core.units import number_text, separator_problem
+from planner.solve.scenario import load_scenario
+
+_HEAD = "name: c\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: infer\n    weights: bf16\n"
+
+
+def _cli(args: list[str]) -> tuple[int, str]:
+    res = CliRunner().invoke(main, args)
+    return res.exit_code, res.output
+
+
+# ----- M1: separators and an exponent ---------------------------------------------------------------------------
+
+def _load(tmp_path: Path, body: str) -> str | None:
+    """The error line of a scenario of ``body`` after _HEAD, or None when it loads."""
+    path = tmp_path / "s.yaml"
+    path.write_text(_HEAD + body, encoding="utf-8")
+    try:
+        load_scenario(path, load_catalog())
+    except PlannerError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.parametrize("section,key,value,hinted", [
+    ("constraints:\n  ", "budget_usd", "1_000e2", "100000"),  # 1000 x 10^2
+    ("constraints:\n  ", "budget_usd", "1_0e-2", "0.1"),
+    ("constraints:\n  ", "budget_usd", "1_0.5e3", "10500"),
+    ("constraints:\n  ", "budget_usd", "1,5e3", "1500"),  # a decimal comma: 1.5 x 10^3
+    ("constraints:\n  ", "budget_usd", "1 000e2", "100000"),
+    ("constraints:\n  ", "budget_usd", "1,000.5e1", "10005"),
+    ("constraints:\n  ", "budget_usd", "\u0665e2", "500"),  # ٥e2: 5 x 10^2
+    ("constraints:\n  ", "budget_usd", "1e\uff10", "1"),  # 1e０: 1 x 10^0
+    ("constraints:\n  ", "budget_usd", "1_5e20", "1.5e+21"),  # beyond 10^15: a YAML 1.1 float spelling
+    ("    ", "hours_per_month", "1_0e1", "100"),
+    ("    ", "context", "2_0e2", "2000"),
+    ("    ", "context", "\uff12e3", "2000"),  # ２e3
+])
+def test_exponent_kept_and_hint_taken(tmp_path, section, key, value, hinted):
+    body = "    context: 1024\n" if key != "context" else ""
+    said = _load(tmp_path, body + f"{section}{key}: {value}\n")
+    assert said is not None
+    assert f"{key}: must be " in said and f"not {value!r}" in said
+    shown = re.findall(re.escape(key) + r": ([^ ]+?)\.?(?: |$)", said.split(f"not {value!r}", 1)[1])
+    assert shown == [hinted]
+    assert "Traceback" not in said
+    assert _load(tmp_path, body + f"{section}{key}: {hinted}\n") is None  # the hint, followed, is taken
+
+
+def test_decimal_or_thousands_both_scaled(tmp_path):
+    said = _load(tmp_path, "    context: 1024\nconstraints:\n  budget_usd: 1,000e2\n")
+    # 1,000 is 1 (a decimal comma) or 1000 (thousands): times 10^2, 100 or 100000
+    assert said is not None and said.endswith(
+        "Write budget_usd: 100 if the comma is a decimal comma, or budget_usd: 100000 if it separates thousands.")
+    for hinted in ("100", "100000"):
+        assert _load(tmp_path, f"    context: 1024\nconstraints:\n  budget_usd: {hinted}\n") is None
+
+
+def _costs(value: str) -> str | None:
+    """The error line of a ``costs:`` block holding ``utilization: value`` (compare's reader), or None."""
+    import yaml
+
+    from planner.core.fields import Entry
+    from planner.core.errors import ScenarioError
+    from planner.cost.tco import read_costs
+
+    data = yaml.safe_load(f"utilization: {value}\n")
+    try:
+        read_costs(Entry(data, file="c.yaml", path="costs", error=ScenarioError, line=1))
+    except PlannerError as exc:
+        return str(exc)
+    return None
+
+
+def test_share_hint_in_range():
+    said = _costs("5_0e-2")
+    assert said is not None
+    assert said.endswith("Write the number without separators: utilization: 0.5.")  # 50 x 10^-2
+    assert _costs("0.5") is None
+
+
+def test_exponent_beyond_a_float():
+    problem, hint = separator_problem("1_0e999", lambda n: f"x: {n}", alone=True)
+    assert "'1_0e999'" in problem
+    assert hint == "Its value is beyond the numbers a float holds: give the real value."
+
+
+@pytest.mark.parametrize("text,spelled", [
+    ("100000", "100000"), ("0.10", "0.1"), ("1E+20", "1.0e+20"), ("2.5E-9", "2.5e-9"), ("0", "0"),
+    ("123456789012345678", "1.23456789012345678e+17"),
+])
+def test_number_text(text, spelled):
+    from decimal import Decimal
+
+    assert number_text(Decimal(text)) == spelled
+    assert float(spelled) == float(text)
+
+
+@pytest.mark.parametrize("value,hinted", [("2_0e2", "2000"), ("2,0e2", "200"), ("\uff12e3", "2000")])
+def test_cli_exponent_hint_taken(value, hinted):
+    base = ["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--context"]
+    code, out = _cli(base + [value])
+    assert code == 2
+    assert out.strip().endswith(f"--context {hinted}.")
+    code, out = _cli(base + [hinted])
+    assert code == 0, out
+

@@ -4,6 +4,9 @@ M1. The hints for a number written with separators and an exponent ('1_000e2', '
     the exponent: the value hinted is the value written (100000, 0.5, 1500), not its digits before the 'e'; a
     number in digits of another script with an exponent ('٥e2') is hinted in a spelling a file reads as a number
     (500, not '5e2', which YAML 1.1 reads as text). Each hint, written back into the same field, is taken.
+M2. import-skypilot: a row of an empty or blank Region beside a kept row of its instance type is counted and named
+    with its line ('no Region (empty) (line 3 of g5.xlarge)'); alone, it is left out for that, not as "not offered
+    in a US region".
 """
 
 from __future__ import annotations
@@ -123,4 +126,35 @@ def test_cli_exponent_hint_taken(value, hinted):
     assert out.strip().endswith(f"--context {hinted}.")
     code, out = _cli(base + [hinted])
     assert code == 0, out
+
+
+# ----- M2: import-skypilot, a row of no Region -------------------------------------------------------------------
+
+_AWS_HEAD = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice," \
+            "AvailabilityZone\n"
+_AWS_KEPT = "g5.xlarge,A10G,1,4,16,1.006,us-east-1,,0.5,us-east-1a\n"
+
+
+@pytest.mark.parametrize("region,said", [("", "empty"), (" ", "blank")])
+def test_no_region_beside_kept_row_counted(tmp_path, region, said):
+    csv = tmp_path / "aws" / "vms.csv"
+    csv.parent.mkdir()
+    # line 3: a cheaper row of the kept instance type, in no region
+    csv.write_text(_AWS_HEAD + _AWS_KEPT + f"g5.xlarge,A10G,1,4,16,0.9,{region},,,\n", encoding="utf-8")
+    code, out = _cli(["catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "ov")])
+    assert code == 0, out
+    assert f"left out 1: no Region ({said}) (line 3 of g5.xlarge)" in out
+    written = (tmp_path / "ov" / "cloud.yaml").read_text(encoding="utf-8")
+    assert "1.006" in written and "0.9" not in written  # the kept row's price, not the region-less one's
+
+
+def test_no_region_alone_named(tmp_path):
+    csv = tmp_path / "aws" / "vms.csv"
+    csv.parent.mkdir()
+    csv.write_text(_AWS_HEAD + "g5.xlarge,A10G,1,4,16,0.9,,,,\n", encoding="utf-8")
+    code, out = _cli(["catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "ov")])
+    assert code == 2
+    assert "left out 1: no Region (empty) (line 2: g5.xlarge)" in out
+    assert "US region" not in out  # it names no region at all
+    assert "Traceback" not in out
 

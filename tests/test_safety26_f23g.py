@@ -7,6 +7,9 @@ M1. The hints for a number written with separators and an exponent ('1_000e2', '
 M2. import-skypilot: a row of an empty or blank Region beside a kept row of its instance type is counted and named
     with its line ('no Region (empty) (line 3 of g5.xlarge)'); alone, it is left out for that, not as "not offered
     in a US region".
+M3. A gemma3 config.json's text_config.model_type / vision_config.model_type other than gemma3_text /
+    siglip_vision_model ('llama', '=HYPERLINK("x")', an OSC-8 escape, null) is refused at its key, escaped as the
+    top-level model_type is; the right one or none is taken.
 """
 
 from __future__ import annotations
@@ -158,3 +161,62 @@ def test_no_region_alone_named(tmp_path):
     assert "US region" not in out  # it names no region at all
     assert "Traceback" not in out
 
+
+# ----- M3: a gemma3 config's nested model_type -------------------------------------------------------------------
+
+def _gemma3(**nested) -> dict:
+    """A multimodal Gemma 3 config (gemma-3-4b's sizes), its nested configs' keys replaced by ``nested``
+    ({'text_config': {...}, 'vision_config': {...}})."""
+    cfg = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3", "torch_dtype": "bfloat16",
+           "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+                           "num_hidden_layers": 34, "num_attention_heads": 8, "num_key_value_heads": 4,
+                           "head_dim": 256, "vocab_size": 262208, "sliding_window": 1024,
+                           "max_position_embeddings": 131072, "rope_theta": 1000000.0},
+           "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "intermediate_size": 4304,
+                             "num_hidden_layers": 27, "num_attention_heads": 16, "image_size": 896,
+                             "patch_size": 14},
+           "mm_tokens_per_image": 256}
+    for key, values in nested.items():
+        cfg[key].update(values)
+    return cfg
+
+
+@pytest.mark.parametrize("key,value,shown", [
+    ("text_config", "llama", "'llama'"),
+    ("vision_config", "clip_vision_model", "'clip_vision_model'"),
+    ("vision_config", '=HYPERLINK("x")', "'=HYPERLINK(\"x\")'"),
+    ("text_config", "\x1b]8;;http://e\x07gemma3_text\x1b]8;;\x07", r"'\x1b]8;;http://e\x07gemma3_text\x1b]8;;\x07'"),
+    ("text_config", None, "null"),
+])
+def test_nested_model_type_checked(key, value, shown):
+    from planner.core.errors import ModelConfigError
+    from planner.model.architecture import from_hf_config
+
+    with pytest.raises(ModelConfigError) as info:
+        from_hf_config(_gemma3(**{key: {"model_type": value}}), "g/config.json")
+    said = str(info.value)
+    expected = {"text_config": "gemma3_text", "vision_config": "siglip_vision_model"}[key]
+    assert said.startswith(f"g/config.json ({key}): model_type: model_type {shown} is not the one a gemma3 "
+                           f"config's {key} holds ('{expected}')")
+    assert "\x1b" not in said and "\x07" not in said
+
+
+def test_nested_model_type_right_or_absent_taken():
+    from planner.model.architecture import from_hf_config
+
+    full = from_hf_config(_gemma3(), "g/config.json")
+    cfg = _gemma3()
+    del cfg["text_config"]["model_type"], cfg["vision_config"]["model_type"]  # Transformers' defaults: the same
+    assert from_hf_config(cfg, "g/config.json").parameters == full.parameters
+
+
+def test_nested_model_type_cli(tmp_path):
+    import json
+
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(_gemma3(text_config={"model_type": "llama"})), encoding="utf-8")
+    code, out = _cli(["estimate", "--model", str(model), "--task", "infer", "--weights", "bf16", "--context", "4096"])
+    assert code == 2
+    assert "(text_config): model_type: model_type 'llama' is not the one a gemma3 config's text_config holds" in out
+    assert len(out.strip().splitlines()) == 1 and "Traceback" not in out

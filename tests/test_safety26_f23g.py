@@ -10,6 +10,9 @@ M2. import-skypilot: a row of an empty or blank Region beside a kept row of its 
 M3. A gemma3 config.json's text_config.model_type / vision_config.model_type other than gemma3_text /
     siglip_vision_model ('llama', '=HYPERLINK("x")', an OSC-8 escape, null) is refused at its key, escaped as the
     top-level model_type is; the right one or none is taken.
+M6. catalog check --today and import-skypilot --as-of: planner's one line ('--today: must be a date written ...')
+    with the hint a file's date gets ('2027-2-1' -> 2027-02-01, ASCII digits for '２０２７-０６') and, for a blank
+    around the date or a time after it, the date alone; the options' other refusals in the same form.
 """
 
 from __future__ import annotations
@@ -220,3 +223,57 @@ def test_nested_model_type_cli(tmp_path):
     assert code == 2
     assert "(text_config): model_type: model_type 'llama' is not the one a gemma3 config's text_config holds" in out
     assert len(out.strip().splitlines()) == 1 and "Traceback" not in out
+
+
+# ----- M6: --today and --as-of in planner's one line ---------------------------------------------------------------
+
+@pytest.mark.parametrize("value,hinted,how", [
+    ("2026-2-1", "2026-02-01", "Write it with two-digit months and days"),
+    ("\uff12\uff10\uff12\uff16-\uff10\uff16", "2026-06", "Write it with ASCII digits"),  # ２０２６-０６
+    (" 2026-01", "2026-01", "Write it without the blanks around it"),
+    ("2026-01-01T00:00", "2026-01-01", "Write the date alone, without a time"),
+    ("20260115", "2026-01-15", "Write it as YYYY-MM-DD"),
+])
+def test_date_option_hint(value, hinted, how):
+    from planner.core.written import date_option_problem
+
+    for opt in ("--today", "--as-of"):
+        said = date_option_problem(opt, value)
+        assert said == f"{opt}: must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}. {how}: {opt} {hinted}."
+        assert date_option_problem(opt, hinted) is None  # the hint, followed, is a date so written
+
+
+def test_date_option_hint_as_a_file_gets():
+    # the file's as_of: gets the same hint for the same spelling (planner.core.fields.Entry.date)
+    from planner.core.errors import ScenarioError
+    from planner.core.fields import Entry
+    from planner.core.written import date_option_problem
+
+    for value in ("2026-2-1", "\uff12\uff10\uff12\uff16-\uff10\uff16", "2026/1/15"):
+        with pytest.raises(ScenarioError) as info:
+            Entry({"as_of": value}, file="f.yaml", path="", error=ScenarioError, line=1).date("as_of", past=True)
+        file_hint = str(info.value).split(f"not {value!r}. ", 1)[1].replace("as_of: ", "--today ")
+        assert date_option_problem("--today", value).split(f"not {value!r}. ", 1)[1] == file_hint
+
+
+def test_today_option_line():
+    code, out = _cli(["catalog", "check", "--today", "2027-2-1"])
+    assert code == 2
+    assert out == ("Error: --today: must be a date written YYYY-MM-DD or YYYY-MM, not '2027-2-1'. Write it with "
+                   "two-digit months and days: --today 2027-02-01.\n")
+
+
+def test_as_of_option_line(tmp_path):
+    csv = tmp_path / "aws" / "vms.csv"
+    csv.parent.mkdir()
+    csv.write_text(_AWS_HEAD + _AWS_KEPT, encoding="utf-8")
+    args = ["catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "ov"), "--as-of"]
+    code, out = _cli(args + [" 2026-01"])
+    assert code == 2
+    assert out == ("Error: --as-of: must be a date written YYYY-MM-DD or YYYY-MM, not ' 2026-01'. Write it without "
+                   "the blanks around it: --as-of 2026-01.\n")
+    assert not (tmp_path / "ov").exists()
+    code, out = _cli(args + ["1999-12"])
+    assert code == 2 and out.startswith("Error: --as-of: 1999-12 is before 2000") and "Invalid value" not in out
+    code, out = _cli(args + ["2026-01"])
+    assert code == 0, out

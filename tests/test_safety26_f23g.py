@@ -113,6 +113,14 @@ def test_exponent_beyond_a_float():
     assert hint == "Its value is beyond the numbers a float holds: give the real value."
 
 
+@pytest.mark.parametrize("value", ["1_0e2k", "1,5e3 GiB"])
+def test_exponent_with_more_after_it_hints_no_digits(value):
+    # the digits before the 'e' are not the value: no reading of them is hinted
+    problem, hint = separator_problem(value, lambda n: f"budget_usd: {n}", alone=True)
+    assert repr(value) in problem
+    assert hint == "Write the number in digits with at most a decimal point, e.g. budget_usd: 1.5."
+
+
 @pytest.mark.parametrize("text,spelled", [
     ("100000", "100000"), ("0.10", "0.1"), ("1E+20", "1.0e+20"), ("2.5E-9", "2.5e-9"), ("0", "0"),
     ("123456789012345678", "1.23456789012345678e+17"),

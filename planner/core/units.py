@@ -147,6 +147,8 @@ def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool 
     run = m.group()
     every = _readings(run)
     power = _exponent_after(text, m.start(), m.end()) if alone else None
+    if alone and power is None and re.match(r"[eE][-+]?[0-9]", text[m.end():]):
+        every = []  # '1_0e2k': an exponent with more after it; no reading of the digits before it is the value
     if power is not None:  # '1_000e2': each reading times its power of ten, the exponent kept (h23b M1)
         scaled = [(Decimal(n).scaleb(power), how) for n, how in every]
         if any(abs(d) > Decimal("1.7976931348623157e308") or 0 < abs(d) < Decimal("2.2250738585072014e-308")

@@ -116,5 +116,5 @@ def test_today_takes_only_the_two_forms_its_help_names():
     for bad in ("20261202", "2026-W49-3", "2026W493"):
         r = CliRunner().invoke(main, ["catalog", "check", "--today", bad])
         assert r.exit_code == 2, r.output
-        assert f"'{bad}' is not a date; write YYYY-MM or YYYY-MM-DD" in r.output, r.output
+        assert f"--today: must be a date written YYYY-MM-DD or YYYY-MM, not '{bad}'" in r.output, r.output
         assert "internal error" not in r.output

@@ -64,8 +64,9 @@ def test_a_billion_gpus_is_left_out_and_the_good_rows_kept(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("option, value, message", [
-    ("--as-of", "20250101", "'20250101' is not a date; write YYYY-MM or YYYY-MM-DD"),  # Python would read it
-    ("--as-of", "2025-1-1", "is not a date"),
+    ("--as-of", "20250101", "--as-of: must be a date written YYYY-MM-DD or YYYY-MM, not '20250101'. Write it as "
+     "YYYY-MM-DD: --as-of 2025-01-01."),  # Python would read it
+    ("--as-of", "2025-1-1", "not '2025-1-1'. Write it with two-digit months and days: --as-of 2025-01-01."),
     ("--source", "SkyPilot\nas_of: 1999-01", "holds the control character U+000A (LINE FEED)"),
     ("--source", "SkyPilot \x1b]0;pwned\x07", "U+001B (ESCAPE)"),
     ("--source", "  ", "is blank (white space alone)"),

@@ -165,8 +165,8 @@ def test_a_path_with_unsafe_characters_makes_an_escaped_source(tmp_path: Path, f
 
 @pytest.mark.parametrize("option, value, message", [
     ("--region", "\x1b[31mus-east-1", "Invalid value for --region: holds the control character U+001B (ESCAPE)"),
-    ("--as-of", "0001-01", "Invalid value for --as-of: 0001-01 is before 2000"),
-    ("--as-of", "1999-12-31", "Invalid value for --as-of: 1999-12-31 is before 2000"),
+    ("--as-of", "0001-01", "Error: --as-of: 0001-01 is before 2000"),
+    ("--as-of", "1999-12-31", "Error: --as-of: 1999-12-31 is before 2000"),
 ])
 def test_unsafe_regions_and_ancient_dates_are_refused(tmp_path: Path, option: str, value: str, message: str) -> None:
     r = _run(str(_lambda(tmp_path, ROW)), "--out", str(tmp_path / "o"), option, value)

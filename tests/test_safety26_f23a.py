@@ -155,7 +155,7 @@ def test_an_empty_as_of_is_refused(tmp_path: Path, given: str, said: str) -> Non
                                   "--as-of", given])
     assert r.exit_code == 2, r.output
     today = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    assert r.stderr.startswith(f"Error: Invalid value for --as-of: {said}; give the date the file was read, YYYY-MM "
+    assert r.stderr.startswith(f"Error: --as-of: {said}; give the date the file was read, YYYY-MM "
                                f"or YYYY-MM-DD (e.g. --as-of {today}), or leave --as-of out for today"), r.stderr
     assert r.stderr.count("\n") == 1, r.stderr
     assert not (tmp_path / "o" / "cloud.yaml").exists()

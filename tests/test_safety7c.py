@@ -59,7 +59,7 @@ def test_an_as_of_with_esc_is_escaped_once(tmp_path: Path) -> None:
                                   "2025\x1b]0;X\x07"])
     assert r.exit_code == 2
     # ESC and BEL as the terminal layer writes them (one backslash each), not the repr of that text
-    assert "'2025\\x1b]0;X\\x07' is not a date; write YYYY-MM or YYYY-MM-DD" in r.stderr, r.stderr
+    assert "--as-of: must be a date written YYYY-MM-DD or YYYY-MM, not '2025\\x1b]0;X\\x07'" in r.stderr, r.stderr
     assert "\\\\x1b" not in r.stderr and "\x1b" not in r.stderr
     assert not (tmp_path / "o").exists()
 

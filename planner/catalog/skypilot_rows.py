@@ -196,6 +196,10 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
             leave(inst, shown, r["_line"],
                   f"line {r['_line']}: " + _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known))
             continue
+        if not (r.get("Region") or "").strip():  # no place to list it in: said, as a row of no GPU is (h23b M2)
+            leave(inst, shown, r["_line"],
+                  f"line {r['_line']}: no Region ({'empty' if not r.get('Region') else 'blank'})")
+            continue
         price, spot = _num(r["Price"]), _spot(r, result)
         zone = (r.get("AvailabilityZone") or "").strip()
         parts = spot_parts = ""

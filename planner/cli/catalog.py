@@ -4,14 +4,14 @@ import-skypilot``)."""
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any
 
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import SingleValueCommand, echo, handle_errors, one_catalog, out_dir_option, signal_guard
+from planner.cli.common import (LineError, SingleValueCommand, echo, handle_errors, one_catalog, out_dir_option,
+                                signal_guard)
 from planner.core.clock import utc_today
 from planner.core.escape import json_text
 
@@ -261,23 +261,18 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
       planner catalog check
       planner catalog check --catalog my-overlay/ --today 2027-06-01
     """
-    import datetime as dt
-
     from planner.catalog.check import check_catalog, failures, reference_date_problem
+    from planner.core.written import date_option_problem
 
-    if today is not None:
-        try:
-            # only the two forms the help names: Python 3.11's fromisoformat also takes 20261202 and
-            # 2026-W49-3, which the check's own date arithmetic does not
-            if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", today):
-                raise ValueError(today)
-            dt.date.fromisoformat(today if len(today) > 7 else today + "-01")
-        except ValueError:
-            raise click.BadParameter(f"{today!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--today")
+    # only the two forms the help names: Python 3.11's fromisoformat also takes 20261202 and 2026-W49-3, which the
+    # check's own date arithmetic does not; said in planner's one line with a file date's hint (h23b M6)
+    spelling = date_option_problem("--today", today) if today is not None else None
+    if spelling is not None:
+        raise LineError(spelling)
     catalog = opts.load_catalog_option(catalog_dir)
     problem = reference_date_problem(catalog, today) if today is not None else None
     if problem is not None:  # before the catalog's newest date: 0 failed would say nothing
-        raise click.BadParameter(problem, param_hint="--today")
+        raise LineError(_option_line("--today", problem))
     findings, ref = check_catalog(catalog, today=today)
     failed = failures(findings)
     if as_json:
@@ -328,35 +323,31 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
       planner compare scenarios/compare-qlora-7b-12gb.yaml --catalog my-cloud/
     """
     import datetime as dt
-    import re
     from pathlib import Path
 
     from planner.catalog.skypilot import overlay_gpu_names
+    from planner.core.written import date_option_problem
     from planner.core.atomic import write_text
     from planner.core.errors import CatalogError, InputError, PlannerError
     from planner.core.names import escape_unsafe, unsafe_problem
     from planner.core.reportset import ReportSet, check_destinations
 
     if as_of is not None and not as_of.strip():  # an unset shell variable ('--as-of "$DATE"'): not today (h22b M5)
-        raise click.BadParameter(f"{_empty(as_of)}; give the date the file was read, YYYY-MM or YYYY-MM-DD (e.g. "
-                                 f"--as-of {utc_today().isoformat()}), or leave --as-of out for today",
-                                 param_hint="--as-of")
+        raise LineError(f"--as-of: {_empty(as_of)}; give the date the file was read, YYYY-MM or YYYY-MM-DD (e.g. "
+                        f"--as-of {utc_today().isoformat()}), or leave --as-of out for today.")
     date = as_of or utc_today().isoformat()
-    # YYYY-MM or YYYY-MM-DD only: Python reads '20250101' too, which the catalog then refuses
-    if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", date):
-        raise click.BadParameter(f"'{date}' is not a date; write YYYY-MM or YYYY-MM-DD",
-                                 param_hint="--as-of")
-    try:
-        parsed = dt.date.fromisoformat(date if len(date) > 7 else date + "-01")
-    except ValueError:
-        raise click.BadParameter(f"{date!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--as-of")
+    # YYYY-MM or YYYY-MM-DD only: Python reads '20250101' too, which the catalog then refuses; said in planner's
+    # one line with a file date's hint (h23b M6)
+    spelling = date_option_problem("--as-of", date)
+    if spelling is not None:
+        raise LineError(spelling)
+    parsed = dt.date.fromisoformat(date if len(date) > 7 else date + "-01")
     if parsed > utc_today():
-        raise click.BadParameter(f"{date} is after today ({utc_today().isoformat()}, UTC): a price's date says when "
-                                 "it was read", param_hint="--as-of")
+        raise LineError(f"--as-of: {date} is after today ({utc_today().isoformat()}, UTC): a price's date says when "
+                        f"it was read. Give the date the file was read, e.g. --as-of {utc_today().isoformat()}.")
     if parsed.year < 2000:  # no cloud GPU instance was priced before 2010 (AWS cg1.4xlarge, November 2010)
-        raise click.BadParameter(f"{date} is before 2000, older than any cloud GPU price (the first GPU instance, "
-                                 "AWS cg1.4xlarge, launched in November 2010); give the date the file was read",
-                                 param_hint="--as-of")
+        raise LineError(f"--as-of: {date} is before 2000, older than any cloud GPU price (the first GPU instance, "
+                        "AWS cg1.4xlarge, launched in November 2010); give the date the file was read.")
     if region is not None and (unsafe_problem(region) or not region.strip()):
         raise click.BadParameter(f"{unsafe_problem(region) or _empty(region)}; give a region as the file writes it, e.g. "
                                  "--region us-east-1", param_hint="--region")
@@ -571,6 +562,11 @@ def _nothing_kept(files: tuple[str, ...], header_only: list[str], region_notes: 
     return InputError(f"no instance was kept from {', '.join(files)} (left out as listed above{empty}), so nothing "
                       f"was written to {path}", hint=" ".join(region_notes) if region_notes else
                       "Check --provider and --region, and that the file lists GPUs the catalog knows.")
+
+
+def _option_line(opt: str, problem: str) -> str:
+    """``problem`` about option ``opt`` as planner's one line ('--today: ... .'), not click's 'Invalid value'."""
+    return f"{opt}: {problem}" + ("" if problem.endswith((".", "?", "!")) else ".")
 
 
 def _empty(text: str) -> str:

@@ -12,7 +12,8 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import close_matches, did_you_mean
-from planner.core.units import NotWhole, exact_float, separator_problem, underflow_problem, wide_float_text
+from planner.core.units import (NotWhole, exact_float, number_text, separator_problem, underflow_problem,
+                                wide_float_text)
 
 
 
@@ -286,6 +287,12 @@ def ascii_digits_hint(text: Any, spell: Callable[[str], str], *, whole: bool = F
     fixed = fixed.strip()
     if len(fixed) > 1 and fixed.isdigit() and fixed.startswith("0"):  # '０４': 04 would be refused (YAML 1.1 octal)
         fixed = str(int(fixed))
+    if re.fullmatch(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]{1,5}", fixed):
+        # '٥e2': '5e2' is a text to YAML 1.1, so the value in a spelling every reader takes, '500' (h23b M1)
+        value = Decimal(fixed)
+        if abs(value) > Decimal("1.7976931348623157e308") or 0 < abs(value) < Decimal("2.2250738585072014e-308"):
+            return f"In ASCII digits it is {fixed!r}, beyond the numbers a float holds: give the real value."
+        fixed = number_text(value)
     if "," in fixed:
         alone = re.fullmatch(r"[-+]?[0-9][0-9,.]*", fixed) is not None  # the number alone: its readings normalized
         separated = separator_problem(fixed, spell, alone=alone, whole=whole)

@@ -106,6 +106,27 @@ def _readings(run: str) -> list[tuple[str, str]]:
     return out
 
 
+def number_text(value: Decimal) -> str:
+    """``value`` spelled so that a YAML 1.1 file, the command line and Python's float() all read it as that number:
+    plain digits for a value from 10^-6 to 10^15 ('100000', '0.05'), else a mantissa with a point and a signed
+    exponent ('1.0e+20', '2.5e-9'; YAML 1.1 reads '1e20' and '1.0e20' as text, https://yaml.org/type/float.html)."""
+    value = value.normalize()
+    if value == 0:
+        return "0"
+    if Decimal("1e-6") <= abs(value) < Decimal("1e15"):
+        return format(value, "f")
+    return f"{value:.{max(len(value.as_tuple().digits) - 1, 1)}e}"
+
+
+def _exponent_after(text: str, start: int, end: int) -> int | None:
+    """The power of ten written right after the number run ``text[start:end]`` ('1_000e2': 2), when the run is the
+    text's whole number (only blanks or a sign before it, nothing after the exponent); else None (h23b M1)."""
+    tail = re.fullmatch(r"[eE]([-+]?[0-9]{1,5})\s*", text[end:])
+    if tail is None or text[:start].strip(" +-"):
+        return None
+    return int(tail.group(1))
+
+
 def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool = False,
                       whole: bool = False) -> tuple[str, str] | None:
     """(problem, hint) for a text whose number is written with ',' or '_' ('1,5 GiB', '24_000 GiB',
@@ -125,12 +146,24 @@ def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool 
         return None
     run = m.group()
     every = _readings(run)
+    power = _exponent_after(text, m.start(), m.end()) if alone else None
+    if alone and power is None and re.match(r"[eE][-+]?[0-9]", text[m.end():]):
+        every = []  # '1_0e2k': an exponent with more after it; no reading of the digits before it is the value
+    if power is not None:  # '1_000e2': each reading times its power of ten, the exponent kept (h23b M1)
+        scaled = [(Decimal(n).scaleb(power), how) for n, how in every]
+        if any(abs(d) > Decimal("1.7976931348623157e308") or 0 < abs(d) < Decimal("2.2250738585072014e-308")
+               for d, _ in scaled):  # '1_0e999': a float reads it as infinity (or '1_0e-999' as 0.0)
+            return (f"{text!r} has separators in its number, which planner does not read",
+                    "Its value is beyond the numbers a float holds: give the real value.")
+        every = [(format(d, "f"), how) for d, how in scaled]
     # a whole-number field: the readings with a whole value ('12,000' is 12 or 12000; '8,192' only 8192)
     readings = [(str(int(Decimal(n))) if whole else n, how) for n, how in every
                 if not whole or Decimal(n) == Decimal(n).to_integral_value()]
     if alone:  # a number field: the decimal reading without trailing zeros ('$5,000' -> 5, never 5.000, which
         # reads as 5 or as 5000 with a dot separating thousands: dotted_thousands, h17b #4)
         readings = [(f"{Decimal(n).normalize():f}" if how == "decimal" else n, how) for n, how in readings]
+    if power is not None:  # the scaled value in a spelling a file reads as a number ('1.0e+20', never '1e20')
+        readings = [(number_text(Decimal(n)), how) for n, how in readings]
     shown = (lambda n: spell(n)) if alone else (lambda n: spell((text[:m.start()] + n + text[m.end():]).strip()))
     marks = [ch for ch in GROUP_MARKS if ch in run]
     if marks:
@@ -142,7 +175,7 @@ def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool 
     else:
         problem = f"{text!r} has a comma in its number, which planner reads neither as a decimal point nor " \
                   "as a thousands separator"
-    if whole and text.strip() != run:  # '1,5k', '12,000 tokens': the readings of the digits alone would mislead
+    if whole and text.strip() != run and power is None:  # '1,5k', '12,000 tokens': the digits alone would mislead
         return problem, "Write a whole number in digits alone, without separators or a suffix."
     if not readings and every:  # '1,5' where a whole number belongs
         return problem, f"With a decimal point it is {every[0][0]}, which is not a whole number."
@@ -151,6 +184,8 @@ def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool 
                          "Write the number in digits with at most a decimal point, e.g. " + shown("1.5") + ".")
     if len(readings) == 1:
         n, how = readings[0]
+        if how == "decimal" and power is not None:  # '1,5e3': 1.5e3, written out
+            return problem, f"With the comma as a decimal point, write {shown(n)}."
         if how == "decimal":
             return problem, f"Write it with a decimal point: {shown(n)}."
         return problem, f"Write the number without separators: {shown(n)}."

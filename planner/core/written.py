@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from planner.core.names import char_name
@@ -51,7 +52,7 @@ def as_written(entry: Any, key: str, value: float) -> str:
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
 
 
-def other_spelling_hint(key: str, value: str) -> str | None:
+def other_spelling_hint(key: str, value: str, spell: Callable[[str], str] | None = None) -> str | None:
     """The hint for a date written with digits of another script ('２０２６-11-20': full-width) or with a dash other
     than the ASCII hyphen-minus ('2026‐11‐20' with U+2010 HYPHEN; any Unicode dash, category Pd, or U+2212 MINUS
     SIGN), which read as the ASCII date they look like (h14b minor c); None for any other text. ISO 8601 writes a
@@ -69,4 +70,54 @@ def other_spelling_hint(key: str, value: str) -> str | None:
         said.append("ASCII digits")
     if dashes:
         said.append("the ASCII hyphen '-' (it holds " + ", ".join(char_name(ch) for ch in dashes) + ")")
-    return f"Write it with {' and '.join(said)}: {key}: {fixed}."
+    return f"Write it with {' and '.join(said)}: {spell(fixed) if spell else f'{key}: {fixed}'}."
+
+
+def _real(text: str) -> bool:
+    """Whether ``text``, written YYYY-MM-DD or YYYY-MM, names a day or month of the calendar."""
+    import datetime as dt
+
+    try:
+        dt.date.fromisoformat(text if len(text) > 7 else text + "-01")
+    except ValueError:
+        return False
+    return True
+
+
+def date_option_problem(opt: str, value: str) -> str | None:
+    """The one line for a command-line date (``--today``, ``--as-of``) not written YYYY-MM-DD or YYYY-MM, with the
+    hint a file's date gets (planner.core.fields.Entry.date: ASCII digits, two-digit months and days, the other
+    common orders) and, for a value a file gives no other spelling of, the date without the blanks around it or
+    without its time ('2026-01-01T00:00'); None for a date so written (h23b M6). Its range is checked by the
+    caller."""
+    if _ISO_DATE.match(value) and _real(value):
+        return None
+    import datetime as dt
+
+    def spell(date: str) -> str:
+        return f"{opt} {date}"
+
+    hint = other_spelling_hint(opt, value, spell)
+    for fmt in () if hint else ("%Y-%m-%d", "%Y-%m"):
+        try:
+            loose = dt.datetime.strptime(value.strip(), fmt).date()
+        except ValueError:
+            continue
+        padded = loose.isoformat() if fmt == "%Y-%m-%d" else loose.isoformat()[:7]
+        if padded != value.strip():
+            hint = f"Write it with two-digit months and days: {spell(padded)}."
+        break
+    timed = re.fullmatch(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[T ][0-9]{1,2}:[0-9]{2}\S*", value.strip())
+    if hint is None and value.strip() != value and _ISO_DATE.match(value.strip()) and _real(value.strip()):
+        hint = f"Write it without the blanks around it: {spell(value.strip())}."
+    elif hint is None and timed and _real(timed.group(1)):
+        hint = f"Write the date alone, without a time: {spell(timed.group(1))}."
+    if hint is None:
+        from planner.core.fieldhints import _date_hint
+
+        hint = _date_hint(value, spell)
+    if hint is None:
+        from planner.core.clock import utc_today
+
+        hint = f"E.g. {spell(utc_today().isoformat())}."
+    return f"{opt}: must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}. {hint}"

@@ -375,6 +375,7 @@ def _gemma3(cfg: Mapping[str, Any], where: str | None) -> Architecture:
     for key, value in (("text_config", text), ("vision_config", vision)):
         if not isinstance(value, Mapping):
             raise _error(cfg, where, f"{key} must be a mapping of config keys", key)
+    _check_nested_types(text, vision, where)
     check_declared(text, f"{where} (text_config)" if where else "text_config")
     text_where = f"{where} (text_config)" if where else "text_config"
     arch = _llama_family(_with_gemma3_text_defaults({"model_type": "gemma3_text", **text}), text_where, "gemma3_text")
@@ -385,6 +386,29 @@ def _gemma3(cfg: Mapping[str, Any], where: str | None) -> Architecture:
     top = {k: cfg[k] for k in ("quantization_config",) if k in cfg}
     return replace(arch, model_type="gemma3", vision_parameters=vision_params + projector,
                    torch_dtype=dtype or arch.torch_dtype, extra={**arch.extra, **top})
+
+
+#: The model_type each nested config of a gemma3 config holds (Transformers' Gemma3Config: sub_configs
+#: Gemma3TextConfig, SiglipVisionConfig; configuration_gemma3.py).
+GEMMA3_NESTED_TYPES = {"text_config": "gemma3_text", "vision_config": "siglip_vision_model"}
+
+
+def _check_nested_types(text: Mapping[str, Any], vision: Mapping[str, Any], where: str | None) -> None:
+    """Refuse a ``text_config`` or ``vision_config`` whose own ``model_type`` is not the one a gemma3 config's holds
+    (:data:`GEMMA3_NESTED_TYPES`; absent: Transformers' default, taken), as the top-level model_type is checked: a
+    'llama' text_config would be sized as gemma3_text without a word (h23b M3). The value is shown escaped
+    (repr, cut to 60 characters)."""
+    for key, nested in (("text_config", text), ("vision_config", vision)):
+        if "model_type" not in nested or nested["model_type"] == GEMMA3_NESTED_TYPES[key]:
+            continue
+        value = nested["model_type"]
+        shown = repr(value) if isinstance(value, str) else _shown(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise _error(nested, f"{where} ({key})" if where else key,
+                     f"model_type {shown} is not the one a gemma3 config's {key} holds "
+                     f"({GEMMA3_NESTED_TYPES[key]!r})", "model_type",
+                     f"Copy the checkpoint's full config.json: a gemma3 config's {key} has model_type "
+                     f"{GEMMA3_NESTED_TYPES[key]}, or leaves it out.")
 
 
 def _softcap(cfg: Mapping[str, Any], where: str | None, key: str, default: float) -> float | None:

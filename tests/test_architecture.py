@@ -11,18 +11,17 @@ import math
 from pathlib import Path
 
 import pytest
-import yaml
 
 from planner.model.architecture import SUPPORTED_MODEL_TYPES, from_hf_config
 from planner.core.errors import ModelConfigError
 from tests.model_configs import TINY
+from tests.catalog_yaml import catalog_doc
 
 MODELS_YAML = Path(__file__).resolve().parents[1] / "catalog" / "models.yaml"
 
 
 def _catalog() -> dict:
-    with MODELS_YAML.open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    return catalog_doc("models.yaml")
 
 
 def _entries() -> list[dict]:

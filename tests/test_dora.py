@@ -9,10 +9,8 @@ tests/test_published.py (the PEFT MetaMathQA DoRA run).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from planner.model.architecture import from_hf_config
@@ -24,12 +22,12 @@ from planner.memory.layer import LayerOptions, layer_saved_tensors
 from planner.memory.saved import regime_for
 from planner.memory.states import lora_parameters
 from planner.workload.spec import workload_from_mapping
+from tests.catalog_yaml import catalog_models
 
-CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "models.yaml"
 
 
 def catalog_arch(model_id: str):
-    models = {m["id"]: m for m in yaml.safe_load(CATALOG.read_text())["models"]}
+    models = catalog_models()
     return from_hf_config(models[model_id]["config"], model_id)
 
 

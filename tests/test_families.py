@@ -13,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import yaml
 
 from planner.core.errors import ModelConfigError
 from planner.memory.inference import kv_bytes_per_token, kv_cache_bytes
@@ -21,6 +20,7 @@ from planner.memory.quant import weight_bytes
 from planner.model.architecture import SUPPORTED_MODEL_TYPES, from_hf_config
 from planner.model.quantization import weight_scheme
 from tests.model_configs import TINY, VARIANTS
+from tests.catalog_yaml import catalog_models
 
 ROOT = Path(__file__).resolve().parents[1]
 NEW_FAMILIES = {"deepseek_v2", "deepseek_v3", "phi", "falcon", "gptj", "bloom", "olmo2", "granite", "starcoder2",
@@ -28,8 +28,7 @@ NEW_FAMILIES = {"deepseek_v2", "deepseek_v3", "phi", "falcon", "gptj", "bloom", 
 
 
 def _catalog() -> dict[str, dict]:
-    doc = yaml.safe_load((ROOT / "catalog" / "models.yaml").read_text(encoding="utf-8"))
-    return {e["id"]: e for e in doc["models"]}
+    return catalog_models()
 
 
 def _meta_model(cfg: dict):

@@ -9,10 +9,8 @@ o 4,096 + gate/up/down 3 x 8,192 + 2 norms x 64 = 36,992) x 2 + final norm 64 = 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from planner.cli.main import main as cli
@@ -26,17 +24,16 @@ from planner.memory.unsloth import unsloth_layer_saved_tensors
 from planner.memory.loss import LossSpec, loss_bytes, loss_spec
 from planner.workload.frameworks import bnb_keeps_4bit_inputs, defaults, parse_version
 from planner.workload.spec import workload_from_mapping
+from tests.catalog_yaml import catalog_model
 
 TINY = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000, "max_position_embeddings": 4096,
         "tie_word_embeddings": False}
-CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "models.yaml"
 
 
 def arch_of(config=TINY):
     if isinstance(config, str):
-        models = {m["id"]: m for m in yaml.safe_load(CATALOG.read_text())["models"]}
-        return from_hf_config(models[config]["config"], config)
+        return from_hf_config(catalog_model(config)["config"], config)
     return from_hf_config(config, "tiny")
 
 

@@ -9,10 +9,8 @@ and tests/test_published.py (the bitsandbytes blog's LLaMA-7B int8 row).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from planner.model.architecture import from_hf_config
@@ -26,8 +24,8 @@ from planner.memory.saved import regime_for
 from planner.memory.quant import int8_training_buffer_bytes
 from planner.speed.timing import default_mfu
 from planner.workload.spec import check_gpu_support, workload_from_mapping
+from tests.catalog_yaml import catalog_models
 
-CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "models.yaml"
 
 #: h 256, q 256 (8 heads of 32), kv 64, f 704, 3 layers.
 TOY = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 3, "num_attention_heads": 8,
@@ -35,7 +33,7 @@ TOY = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 3, "num_a
 
 
 def catalog_arch(model_id: str):
-    models = {m["id"]: m for m in yaml.safe_load(CATALOG.read_text())["models"]}
+    models = catalog_models()
     return from_hf_config(models[model_id]["config"], model_id)
 
 

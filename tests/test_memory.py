@@ -6,10 +6,8 @@ Sources of the expected values are named in each test; GB means 10**9 bytes, GiB
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-import yaml
 
 from planner.model.architecture import from_hf_config
 from planner.memory import estimate
@@ -21,13 +19,12 @@ from planner.memory.quant import nf4_constant_bits, weight_bytes
 from planner.memory.states import lora_parameters, model_state_components
 from planner.core.units import GB, GiB
 from planner.workload.spec import workload_from_mapping
+from tests.catalog_yaml import catalog_model
 
-CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "models.yaml"
 
 
 def catalog_arch(model_id: str):
-    models = {m["id"]: m for m in yaml.safe_load(CATALOG.read_text())["models"]}
-    return from_hf_config(models[model_id]["config"], model_id)
+    return from_hf_config(catalog_model(model_id)["config"], model_id)
 
 
 LLAMA_65B = {  # LLaMA-1 65B (Touvron et al. 2023, Table 2): d_model 8192, 80 layers, 64 heads, FFN 22016

@@ -14,7 +14,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import yaml
 
 from planner.core.errors import ModelConfigError
 from planner.model.models import (
@@ -24,6 +23,7 @@ from planner.model.models import (
     hf_cache_dir,
     resolve_model,
 )
+from tests.catalog_yaml import catalog_models
 
 MODELS_YAML = Path(__file__).resolve().parents[1] / "catalog" / "models.yaml"
 
@@ -55,8 +55,7 @@ def no_network(monkeypatch):
 
 @pytest.fixture
 def catalog() -> dict:
-    with MODELS_YAML.open(encoding="utf-8") as fh:
-        return {e["id"]: e for e in yaml.safe_load(fh)["models"]}
+    return catalog_models()
 
 
 @pytest.fixture

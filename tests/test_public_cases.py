@@ -10,20 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from planner.core.errors import InputError
 from planner.memory import estimate
 from planner.model.architecture import from_hf_config
 from planner.workload.spec import workload_from_mapping
+from tests.catalog_yaml import catalog_model
 
 ROOT = Path(__file__).resolve().parent.parent
 GB, GiB, MiB = 10**9, 2**30, 2**20
 
 
 def _catalog(model_id: str):
-    models = {m["id"]: m for m in yaml.safe_load((ROOT / "catalog" / "models.yaml").read_text())["models"]}
-    return from_hf_config(models[model_id]["config"], model_id)
+    return from_hf_config(catalog_model(model_id)["config"], model_id)
 
 
 def _workload(arch, **keys):

@@ -1,0 +1,76 @@
+"""Issue 28, hostile pass 23A: findings m1-m5 of report h23a.
+
+- m1: --out (and the API's out=) whose bytes arrive undecoded but form valid UTF-8 (an ASCII locale without
+  UTF-8 mode, ``LC_ALL=C PYTHONUTF8=0``: 'р' d1 80, an emoji f0 9f 98 80) is read as the characters it encodes
+  and taken; a lone byte 0x80-0x9F is still refused, and the hint takes out whole characters only
+  (planner.core.outpath.unsafe_path_char, without_piece).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sky_helpers import run_cli
+
+ROOT = Path(__file__).parents[1]
+SCENARIO = str(ROOT / "scenarios" / "qlora-7b-12gb.yaml")
+
+
+def _ascii_locale(text: str) -> str:
+    """``text`` as Python reads it in an ASCII locale without UTF-8 mode: each byte over 0x7F of its UTF-8 a
+    surrogate escape (PEP 383)."""
+    return "".join(chr(b) if b < 0x80 else chr(0xDC00 + b) for b in text.encode("utf-8"))
+
+
+# -- m1: UTF-8 bytes that arrive undecoded --------------------------------------------------------------------------
+
+def test_utf8_letters_arriving_undecoded_are_taken(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    raw = _ascii_locale("р中é😀")  # d1 80 (0x80 inside), f0 9f 98 80 (0x9f, 0x80 inside)
+    assert "\udc80" in raw and "\udc9f" in raw
+    code, text = run_cli("plan", SCENARIO, "--out", raw, "--format", "md")
+    assert code == 0, text
+    assert [p.name for p in tmp_path.iterdir()] == ["р中é😀"]  # the UTF-8 bytes, as a UTF-8 locale writes them
+    assert (tmp_path / "р中é😀" / "qlora-7b-12gb.md").is_file()
+
+
+def test_a_lone_c1_byte_beside_utf8_letters_is_refused_and_the_hint_keeps_the_letters(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    raw = _ascii_locale("р") + "\udc80" + "x"  # d1 80 80 78: the second 0x80 starts nothing
+    code, text = run_cli("plan", SCENARIO, "--out", raw, "--format", "md")
+    assert code == 2
+    # the hint drops the lone byte only: d1 80 (р) stays whole
+    assert text.strip() == ("Error: --out: '\\xd1\\x80\\x80x' holds the byte \\x80 (U+0080 in Latin-1, a control "
+                            "character), which no listing shows, so the folder's name would look like another. "
+                            "Write --out '\\xd1\\x80x' without it.")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_undecoded_utf8_control_is_refused_whole(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for char, named in (("\u009b", "U+009B"), ("\u200b", "U+200B (ZERO WIDTH SPACE)")):
+        raw = "a" + _ascii_locale(char) + "b"
+        code, text = run_cli("plan", SCENARIO, "--out", raw, "--format", "md")
+        assert code == 2
+        shown = "".join(f"\\x{b:02x}" for b in char.encode("utf-8"))
+        # named as a UTF-8 locale names it; the hint drops all of its bytes
+        assert text.strip() == (f"Error: --out: 'a{shown}b' holds {named}, which no listing shows, so the folder's "
+                                "name would look like another. Write --out 'ab' without it.")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_api_takes_undecoded_utf8_and_refuses_a_lone_byte(tmp_path, monkeypatch):
+    from planner import plan
+    from planner.core.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as info:
+        plan(SCENARIO, out=_ascii_locale("р") + "\udc85", format="json")
+    message = str(info.value)
+    assert "holds the byte \\x85 (U+0085 in Latin-1, a control character)" in message
+    assert message.endswith("Give out='\\\\xd1\\\\x80'.")  # the path offered keeps р whole (d1 80), escaped
+    assert list(tmp_path.iterdir()) == []
+    plan(SCENARIO, out=_ascii_locale("р"), format="json")
+    assert [p.name for p in tmp_path.iterdir()] == ["р"]

@@ -4,10 +4,14 @@
   UTF-8 mode, ``LC_ALL=C PYTHONUTF8=0``: 'р' d1 80, an emoji f0 9f 98 80) is read as the characters it encodes
   and taken; a lone byte 0x80-0x9F is still refused, and the hint takes out whole characters only
   (planner.core.outpath.unsafe_path_char, without_piece).
+- m3: a default destination refused for its place (plan without --out from /sys or from planner's catalog folder;
+  calibrate with XDG_CONFIG_HOME on /proc or a regular file) says it is the default and where it comes from
+  (planner.cli.plan.refuse_default_out; planner.cli.calibrate).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -74,3 +78,63 @@ def test_the_api_takes_undecoded_utf8_and_refuses_a_lone_byte(tmp_path, monkeypa
     assert list(tmp_path.iterdir()) == []
     plan(SCENARIO, out=_ascii_locale("р"), format="json")
     assert [p.name for p in tmp_path.iterdir()] == ["р"]
+
+
+# -- m3: a default destination refused for its place -----------------------------------------------------------------
+
+def _is_fs(path: str, kind: str) -> bool:
+    from planner.core.pseudofs import file_system_type
+
+    return os.path.isdir(path) and file_system_type(path) == kind
+
+
+CAL = ("calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16", "--micro-batch", "2",
+       "--seq-len", "512")
+
+
+@pytest.mark.skipif(not _is_fs("/sys", "sysfs"), reason="Linux /sys only")
+def test_plan_without_out_from_sys_says_the_default(monkeypatch):
+    monkeypatch.chdir("/sys")
+    code, text = run_cli("plan", SCENARIO, "--format", "md")
+    assert code == 2
+    assert text.strip() == ("Error: reports: would be made in ., a folder of the sysfs file system, a pseudo file "
+                            "system that the kernel makes up for its own state: it holds no file planner can write. "
+                            "That is --out's default, reports in the current folder (/sys): cd to a folder on a "
+                            "disk, or give --out a folder on a disk.")
+    code, given = run_cli("plan", SCENARIO, "--format", "md", "--out", "reports")  # given: the --out hint stays
+    assert code == 2
+    assert given.strip().endswith("Give --out a folder on a disk (it is created if missing).")
+
+
+def test_plan_without_out_from_the_catalog_folder_says_the_default(monkeypatch):
+    catalog = ROOT / "catalog"
+    monkeypatch.chdir(catalog)
+    code, text = run_cli("plan", SCENARIO, "--format", "md")
+    assert code == 2
+    assert text.strip() == (f"Error: reports: is planner's own catalog folder ({catalog}), or a folder inside it, and "
+                            "planner does not write into it. That is --out's default, reports in the current folder "
+                            f"({catalog}): cd to a folder outside it, or give --out a folder outside it.")
+    assert not (catalog / "reports").exists()
+
+
+@pytest.mark.skipif(not _is_fs("/proc", "proc"), reason="Linux /proc only")
+def test_calibrate_with_xdg_config_home_on_proc_says_the_default(monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/proc")
+    code, text = run_cli(*CAL)
+    assert code == 2
+    assert text.strip() == ("Error: /proc/planner/calibration.yaml: would be made in /proc, a folder of the proc "
+                            "file system, a pseudo file system that the kernel makes up for its own state: it holds "
+                            "no file planner can write. That is the default calibration file, from XDG_CONFIG_HOME "
+                            "(else HOME): set it to a folder on a disk, or give --out with a file on a disk.")
+
+
+def test_calibrate_with_xdg_config_home_a_file_says_the_default(tmp_path, monkeypatch):
+    home = tmp_path / "afile"
+    home.write_text("x\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    code, text = run_cli(*CAL)
+    assert code == 2
+    assert text.strip() == (f"Error: {home}/planner/calibration.yaml: would be made in {home}, which is a regular "
+                            "file, not a folder. That is the default calibration file, from XDG_CONFIG_HOME (else "
+                            "HOME): set it to a folder you can write, or give --out with a file you can write.")
+    assert home.read_text() == "x\n"

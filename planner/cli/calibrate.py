@@ -82,7 +82,16 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
             from planner.core.atomic import dangling_line
 
             raise DestinationError(dangling_line(folder))
-    refuse_unwritable_out(path)  # a read-only file system, /proc or /sys, a file as its folder: said now
+    try:
+        refuse_unwritable_out(path)  # a read-only file system, /proc or /sys, a file as its folder: said now
+    except DestinationError as exc:
+        if calibration_file:
+            raise
+        # no --out was given: the place came from XDG_CONFIG_HOME or HOME, and that is what to change (h23a m3)
+        fit = "on a disk" if "pseudo file system" in exc.cli_line() else "you can write"
+        raise DestinationError(exc.cli_line().split(" Give --out", 1)[0] + " That is the default calibration file, "
+                               f"from XDG_CONFIG_HOME (else HOME): set it to a folder {fit}, or give --out with a "
+                               f"file {fit}.") from None
     if path.parent.is_dir():  # a folder (or a link on the way) another user can change: the file could land elsewhere
         from planner.core.sharing import refuse_shared_folder
 

@@ -4,6 +4,9 @@
   UTF-8 mode, ``LC_ALL=C PYTHONUTF8=0``: 'р' d1 80, an emoji f0 9f 98 80) is read as the characters it encodes
   and taken; a lone byte 0x80-0x9F is still refused, and the hint takes out whole characters only
   (planner.core.outpath.unsafe_path_char, without_piece).
+- m2: a new manifest .planner-reports.json is made as the folder makes a new file (0o644 less the umask or the
+  folder's default ACL), no wider than the reports: a default ACL that makes new files 0600 makes it 0600 too,
+  and one granting another user read and write gives that user read only (planner.core.atomic._new_temp).
 - m3: a default destination refused for its place (plan without --out from /sys or from planner's catalog folder;
   calibrate with XDG_CONFIG_HOME on /proc or a regular file) says it is the default and where it comes from
   (planner.cli.plan.refuse_default_out; planner.cli.calibrate).
@@ -138,3 +141,54 @@ def test_calibrate_with_xdg_config_home_a_file_says_the_default(tmp_path, monkey
                             "file, not a folder. That is the default calibration file, from XDG_CONFIG_HOME (else "
                             "HOME): set it to a folder you can write, or give --out with a file you can write.")
     assert home.read_text() == "x\n"
+
+
+# -- m2: the manifest under a folder's default ACL ---------------------------------------------------------------------
+
+def _acl(entries: list[tuple[int, int, int]]) -> bytes:
+    """A POSIX ACL as the kernel's xattr holds it (version 2; tag, permissions, id per entry), as setfacl writes it."""
+    import struct
+
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, uid) for tag, perm, uid in entries)
+
+
+USER_OBJ, USER, GROUP_OBJ, MASK, OTHER = 0x01, 0x02, 0x04, 0x10, 0x20
+ANYONE = 0xFFFFFFFF
+
+
+def _default_acl(folder: Path, entries: list[tuple[int, int, int]]) -> None:
+    try:
+        os.setxattr(folder, "system.posix_acl_default", _acl(entries))
+    except (OSError, AttributeError) as exc:
+        pytest.skip(f"no POSIX ACLs here: {exc}")
+
+
+def test_a_new_manifest_follows_a_private_default_acl(tmp_path):
+    out = tmp_path / "m8"
+    out.mkdir(mode=0o711)
+    # setfacl -d -m g::-,o::- m8: new files get no group or others' access whatever the umask
+    _default_acl(out, [(USER_OBJ, 7, ANYONE), (GROUP_OBJ, 0, ANYONE), (OTHER, 0, ANYONE)])
+    code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "md,json")
+    assert code == 0, text
+    modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
+    # 0o644 (or a report's 0o666) reduced by the ACL's group and others entries (---): 0600
+    assert modes == {".planner-reports.json": 0o600, "qlora-7b-12gb.md": 0o600, "qlora-7b-12gb.json": 0o600}
+
+
+def test_a_new_manifest_gives_a_default_acl_user_no_write(tmp_path):
+    out = tmp_path / "m9"
+    out.mkdir(mode=0o755)
+    # setfacl -d -m u:65534:rw: the other user may read (and write) the reports, never write the manifest
+    _default_acl(out, [(USER_OBJ, 7, ANYONE), (USER, 6, 65534), (GROUP_OBJ, 5, ANYONE), (MASK, 7, ANYONE),
+                       (OTHER, 5, ANYONE)])
+    code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "md")
+    assert code == 0, text
+    raw = os.getxattr(out / ".planner-reports.json", "system.posix_acl_access")
+    import struct
+
+    entries = {struct.unpack_from("<HHI", raw, 4 + 8 * i)[0]: struct.unpack_from("<HHI", raw, 4 + 8 * i)[1]
+               for i in range((len(raw) - 4) // 8)}
+    assert entries[MASK] == 4  # the mask is the creation mode's group bits (0o644: r--), so user 65534 reads only
+    assert (out / ".planner-reports.json").stat().st_mode & 0o777 == 0o644
+    code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "md")  # the manifest is still trusted
+    assert code == 0, text

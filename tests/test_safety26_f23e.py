@@ -10,6 +10,9 @@
 - m3: a default destination refused for its place (plan without --out from /sys or from planner's catalog folder;
   calibrate with XDG_CONFIG_HOME on /proc or a regular file) says it is the default and where it comes from
   (planner.cli.plan.refuse_default_out; planner.cli.calibrate).
+- m5: calibrate --out onto a report or cloud.yaml that planner wrote, unchanged since and listed in its folder's
+  manifest, is refused as such (the set named), not as a broken calibration file; a listed file changed since is
+  read as a calibration file as before (planner.core.destinations.written_set).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from sky_helpers import run_cli
+from sky_helpers import G5, aws_csv, run_cli
 
 ROOT = Path(__file__).parents[1]
 SCENARIO = str(ROOT / "scenarios" / "qlora-7b-12gb.yaml")
@@ -192,3 +195,34 @@ def test_a_new_manifest_gives_a_default_acl_user_no_write(tmp_path):
     assert (out / ".planner-reports.json").stat().st_mode & 0o777 == 0o644
     code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "md")  # the manifest is still trusted
     assert code == 0, text
+
+
+# -- m5: calibrate --out onto a file planner wrote ----------------------------------------------------------------------
+
+def test_calibrate_out_onto_a_report_or_cloud_yaml_says_planner_wrote_it(tmp_path):
+    out = tmp_path / "cr"
+    code, text = run_cli("catalog", "import-skypilot", str(aws_csv(tmp_path, G5)), "--out", str(out))
+    assert code == 0, text
+    code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "json,csv")
+    assert code == 0, text
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for name, owner in (("qlora-7b-12gb.json", "plan qlora-7b-12gb"), ("qlora-7b-12gb.csv", "plan qlora-7b-12gb"),
+                        ("cloud.yaml", "import-skypilot")):
+        code, text = run_cli(*CAL, "--out", str(out / name))
+        assert code == 2
+        assert text.strip() == (f"Error: {out / name}: is a file planner wrote (set '{owner}', as "
+                                ".planner-reports.json beside it lists it), not a calibration file, and calibrate "
+                                "would replace it. Give --out another file, e.g. --out ./calibration.yaml.")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_calibrate_out_onto_a_listed_file_changed_since_is_read_as_before(tmp_path):
+    out = tmp_path / "cr"
+    code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "json")
+    assert code == 0, text
+    report = out / "qlora-7b-12gb.json"
+    report.write_text('{"format_version": 1}\n')  # no longer what planner wrote: the user's file
+    code, text = run_cli(*CAL, "--out", str(report))
+    assert code == 2
+    assert "planner wrote" not in text
+    assert text.strip().startswith(f"Error: {report}:1: format_version: unknown key 'format_version'.")

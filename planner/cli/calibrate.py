@@ -104,6 +104,18 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                             "can write, or set the folder's sticky bit (chmod +t).")
     if calibration_file:  # a device or a pipe as --out: said as the output it is, not as an input file
         refuse_odd_out(path)
+    if path.exists():  # a report or cloud.yaml planner wrote, as its folder's manifest lists it (h23a m5)
+        from planner.core.destinations import written_set
+        from planner.core.manifest import MANIFEST
+
+        owner = written_set(path)
+        if owner is not None:
+            from planner.core.names import escape_unsafe
+
+            raise DestinationError(f"{escape_unsafe(str(path))}: is a file planner wrote (set "
+                                   f"'{escape_unsafe(owner)}', as {MANIFEST} beside it "
+                                   "lists it), not a calibration file, and calibrate would replace it. Give --out "
+                                   "another file, e.g. --out ./calibration.yaml.")
     if path.exists():  # the file the result is added to is read now, not after the measurement: one that is not a
         load_calibrations(path)  # calibration file (a report, a manifest, bad YAML) is refused before it starts
     m = run_calibration(workload, steps=steps)

@@ -168,6 +168,18 @@ def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:
     return entry["set"] if digest is not None and digest in entry["sha256"] else None
 
 
+def written_set(path: Path) -> str | None:
+    """The report set ('plan qlora-7b-12gb', 'import-skypilot') that wrote the file ``path``, as its folder's
+    manifest lists it and unchanged since (its SHA-256 one the manifest holds); None when planner did not write
+    it, it changed, or the folder has no manifest planner trusts (planner.core.manifest.read_manifest)."""
+    path = Path(path)
+    try:
+        manifest = read_manifest(path.parent)
+    except (DestinationError, OSError):
+        return None
+    return _owner(path.parent, path.name, manifest)
+
+
 def _owns(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> bool:
     return _same_set(_owner(out, name, manifest), set_name)
 

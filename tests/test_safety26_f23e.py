@@ -10,6 +10,9 @@
 - m3: a default destination refused for its place (plan without --out from /sys or from planner's catalog folder;
   calibrate with XDG_CONFIG_HOME on /proc or a regular file) says it is the default and where it comes from
   (planner.cli.plan.refuse_default_out; planner.cli.calibrate).
+- m4: an --out still to be made whose first new folder would sit beside an entry whose name differs only in case
+  or Unicode form (NFC/NFD) is refused, as a report beside such a file is, with that folder offered; an --out
+  that exists is written into as before (planner.core.destinations._new_folder_clash).
 - m5: calibrate --out onto a report or cloud.yaml that planner wrote, unchanged since and listed in its folder's
   manifest, is refused as such (the set named), not as a broken calibration file; a listed file changed since is
   read as a calibration file as before (planner.core.destinations.written_set).
@@ -199,6 +202,7 @@ def test_a_new_manifest_gives_a_default_acl_user_no_write(tmp_path):
 
 # -- m5: calibrate --out onto a file planner wrote ----------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_calibrate_out_onto_a_report_or_cloud_yaml_says_planner_wrote_it(tmp_path):
     out = tmp_path / "cr"
     code, text = run_cli("catalog", "import-skypilot", str(aws_csv(tmp_path, G5)), "--out", str(out))
@@ -226,3 +230,41 @@ def test_calibrate_out_onto_a_listed_file_changed_since_is_read_as_before(tmp_pa
     assert code == 2
     assert "planner wrote" not in text
     assert text.strip().startswith(f"Error: {report}:1: format_version: unknown key 'format_version'.")
+
+
+# -- m4: a new --out folder beside a lookalike ------------------------------------------------------------------------
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_a_new_out_beside_a_folder_in_another_unicode_form_or_case_is_refused(tmp_path, monkeypatch):
+    import unicodedata
+
+    monkeypatch.chdir(tmp_path)
+    nfd, nfc = unicodedata.normalize("NFD", "café"), unicodedata.normalize("NFC", "café")
+    assert nfd != nfc
+    code, text = run_cli("plan", SCENARIO, "--out", nfd, "--format", "md")
+    assert code == 0, text
+    code, text = run_cli("plan", SCENARIO, "--out", nfc, "--format", "md")
+    assert code == 2
+    assert text.strip() == (f"Error: {nfc}: would make the folder {nfc} beside the folder {nfd}, and the two "
+                            "names ('cafe\\u0301' and 'caf\\xe9') differ only in upper and lower case or in Unicode "
+                            "form (composed or decomposed), which macOS and Windows store as one. Give --out "
+                            f"{nfd} to write into that folder, or a name of its own.")
+    code, text = run_cli("plan", SCENARIO, "--out", "Café/sub", "--format", "md")  # the first folder made counts
+    assert code == 2
+    assert f"would make the folder Café beside the folder {nfd}," in text
+    assert f"Give --out {nfd}/sub to write into that folder" in text
+    assert [p.name for p in tmp_path.iterdir()] == [nfd]
+    code, text = run_cli("plan", SCENARIO, "--out", nfd, "--format", "md")  # the folder that exists: written
+    assert code == 0, text
+
+
+def test_a_new_out_beside_a_file_in_another_case_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Reports").write_text("mine\n")
+    code, text = run_cli("plan", SCENARIO, "--format", "md")  # --out's default, reports
+    assert code == 2
+    assert text.strip() == ("Error: reports: would make the folder reports beside the file Reports, and the two names "
+                            "('Reports' and 'reports') differ only in upper and lower case or in Unicode form "
+                            "(composed or decomposed), which macOS and Windows store as one. Give --out a name of "
+                            "its own.")
+    assert [p.name for p in tmp_path.iterdir()] == ["Reports"]

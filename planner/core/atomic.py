@@ -335,7 +335,8 @@ def _new_temp(directory: Path, name: str, *, private: bool = False) -> tuple[int
     before the caller sets its mode (an open descriptor keeps its access whatever the mode becomes:
     open(2)), and a new file is as wide as the folder makes a new file, less group and others' write: the
     kernel reduces 0o644 by the umask or, where the folder has a default ACL, by that ACL (acl(5), "Object
-    creation and default ACLs"), as it does a report (h23a m2). The name is hidden and random, as :func:`tempfile.mkstemp` makes it.
+    creation and default ACLs"), as it does a report (h23a m2). The name is hidden and random, as
+    :func:`tempfile.mkstemp` makes it.
 
     Raises:
         OSError: the directory cannot be written (FileExistsError after 100 taken names).

@@ -82,7 +82,16 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
             from planner.core.atomic import dangling_line
 
             raise DestinationError(dangling_line(folder))
-    refuse_unwritable_out(path)  # a read-only file system, /proc or /sys, a file as its folder: said now
+    try:
+        refuse_unwritable_out(path)  # a read-only file system, /proc or /sys, a file as its folder: said now
+    except DestinationError as exc:
+        if calibration_file:
+            raise
+        # no --out was given: the place came from XDG_CONFIG_HOME or HOME, and that is what to change (h23a m3)
+        fit = "on a disk" if "pseudo file system" in exc.cli_line() else "you can write"
+        raise DestinationError(exc.cli_line().split(" Give --out", 1)[0] + " That is the default calibration file, "
+                               f"from XDG_CONFIG_HOME (else HOME): set it to a folder {fit}, or give --out with a "
+                               f"file {fit}.") from None
     if path.parent.is_dir():  # a folder (or a link on the way) another user can change: the file could land elsewhere
         from planner.core.sharing import refuse_shared_folder
 
@@ -95,6 +104,18 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                             "can write, or set the folder's sticky bit (chmod +t).")
     if calibration_file:  # a device or a pipe as --out: said as the output it is, not as an input file
         refuse_odd_out(path)
+    if path.exists():  # a report or cloud.yaml planner wrote, as its folder's manifest lists it (h23a m5)
+        from planner.core.destinations import written_set
+        from planner.core.manifest import MANIFEST
+
+        owner = written_set(path)
+        if owner is not None:
+            from planner.core.names import escape_unsafe
+
+            raise DestinationError(f"{escape_unsafe(str(path))}: is a file planner wrote (set "
+                                   f"'{escape_unsafe(owner)}', as {MANIFEST} beside it "
+                                   "lists it), not a calibration file, and calibrate would replace it. Give --out "
+                                   "another file, e.g. --out ./calibration.yaml.")
     if path.exists():  # the file the result is added to is read now, not after the measurement: one that is not a
         load_calibrations(path)  # calibration file (a report, a manifest, bad YAML) is refused before it starts
     m = run_calibration(workload, steps=steps)

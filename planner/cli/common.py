@@ -445,14 +445,14 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
     if (m := UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
         raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "
                         "would be part of a folder's name. Write it unquoted, or give the path itself.", ctx)
-    from planner.core.outpath import unsafe_path_char
+    from planner.core.outpath import unsafe_path_char, without_piece
 
     found = unsafe_path_char(text)
     if found is not None:  # a ZWSP, a bidi control, a control character (a C1 byte too): names refuse them
         bad, named = found
         raise LineError(f"--out: '{escape_unsafe(text)}' holds {named}, which no listing shows, so the "
-                        f"folder's name would look like another. Write --out '{escape_unsafe(text.replace(bad, ''))}' "
-                        "without it.", ctx)
+                        "folder's name would look like another. Write --out "
+                        f"'{escape_unsafe(without_piece(text, bad))}' without it.", ctx)
     if text != text.rstrip():  # 'o ': a folder whose name ends in a space, which no listing shows
         raise LineError(f"--out: {text!r} ends with a space, which would be part of the folder's name. Write "
                         f"--out {text.rstrip()!r}.", ctx)

@@ -63,6 +63,8 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     from planner.solve.solver import NoFeasiblePlan
     from planner.report.render import plan_text
 
+    if click.get_current_context().get_parameter_source("out_dir") == click.core.ParameterSource.DEFAULT:
+        refuse_default_out(out_dir)
     try:
         r = run_plan(scenario_file, catalog=opts.load_catalog_option(catalog_dir), out=out_dir, format=formats,
                      top=top_k)
@@ -116,3 +118,34 @@ def _name_note(name: str) -> None:
     if stem != whole:
         why.append(f"is longer than the {MAX_STEM_BYTES} bytes (UTF-8) a report's name is cut to")
     echo(f"Note: the reports are named {stem!r}: the scenario name {name!r} {' and '.join(why)}.", err=True)
+
+
+def refuse_default_out(out_dir: str) -> None:
+    """Refuse --out's default (``reports`` in the current folder, no --out given) inside planner's catalog or
+    package, or on a pseudo file system (/proc, /sys), saying that it is the default and where it comes from, as
+    calibrate says of its default file (h23a m3).
+
+    Raises:
+        DestinationError: the refusal of planner.core.protected.refuse_protected or
+            planner.core.pseudofs.refuse_pseudo_fs, its hint replaced by what to change.
+    """
+    import os
+    from pathlib import Path
+
+    from planner.core.errors import DestinationError
+    from planner.core.names import escape_unsafe
+    from planner.core.pseudofs import refuse_pseudo_fs
+    from planner.core.reportset import refuse_protected
+
+    for check, cut, fit in ((refuse_protected, " Give another --out", "outside it"),
+                            (refuse_pseudo_fs, " Give --out", "on a disk")):
+        try:
+            check(Path(out_dir))
+        except DestinationError as exc:
+            try:
+                here = escape_unsafe(os.getcwd())
+            except OSError:  # the current folder was removed: said by the checks that follow
+                raise exc from None
+            raise DestinationError(exc.cli_line().split(cut, 1)[0] + f" That is --out's default, {out_dir} in the "
+                                   f"current folder ({here}): cd to a folder {fit}, or give --out a folder {fit}."
+                                   ) from None

@@ -203,10 +203,10 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
                 keep_access(fd, st, path, path, notes)
                 st_new = os.fstat(fd)
                 copied = (kept_mode(st), acl, st_new.st_ino, st_new.st_gid)
-            if private:  # created 0o600: now as the file it replaces was (0600 stays 0600), or as a plain open()
-                # would make a new one, less group and others' write either way
-                base = kept_mode(st) if st is not None else 0o666 & ~process_umask()
-                os.fchmod(fd, base & ~0o022)
+            if private and st is not None:  # as the file it replaces was (0600 stays 0600), less group and
+                # others' write; a new one keeps the mode it was made with (0o644 less the umask or the folder's
+                # default ACL: a chmod here would override the ACL's, h23a m2)
+                os.fchmod(fd, kept_mode(st) & ~0o022)
         except BaseException:
             os.close(fd)
             raise
@@ -331,9 +331,12 @@ def _new_temp(directory: Path, name: str, *, private: bool = False) -> tuple[int
 
     Opened as a plain ``open()`` would create it (mode 0o666, which the kernel reduces by the
     process's umask), so the umask is never read by changing it (``os.umask`` sets it for every
-    thread of the process); ``private``: created 0o600, so no other user can open it for writing
+    thread of the process); ``private``: created 0o644, so no other user can open it for writing
     before the caller sets its mode (an open descriptor keeps its access whatever the mode becomes:
-    open(2)). The name is hidden and random, as :func:`tempfile.mkstemp` makes it.
+    open(2)), and a new file is as wide as the folder makes a new file, less group and others' write: the
+    kernel reduces 0o644 by the umask or, where the folder has a default ACL, by that ACL (acl(5), "Object
+    creation and default ACLs"), as it does a report (h23a m2). The name is hidden and random, as
+    :func:`tempfile.mkstemp` makes it.
 
     Raises:
         OSError: the directory cannot be written (FileExistsError after 100 taken names).
@@ -343,7 +346,7 @@ def _new_temp(directory: Path, name: str, *, private: bool = False) -> tuple[int
     for _ in range(100):
         tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(4)}.tmp")
         try:
-            return os.open(tmp, flags, 0o600 if private else 0o666), tmp
+            return os.open(tmp, flags, 0o644 if private else 0o666), tmp
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))

@@ -77,6 +77,8 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
                           "Give --out a directory that can be created and written.") from None
     if st is not None and not stat.S_ISDIR(st.st_mode):
         raise not_a_folder(out, st.st_mode)
+    if st is None:
+        _new_folder_clash(out)
     if st is not None:
         refuse_shared_folder(out, "the output folder", _SHARED_HINT, st=st)
         denied = denied_problem(out, "--out", lead=False)
@@ -166,6 +168,18 @@ def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:
             return None
     digest = own_file_sha256(out / name)  # another user's file, or a link, is never planner's
     return entry["set"] if digest is not None and digest in entry["sha256"] else None
+
+
+def written_set(path: Path) -> str | None:
+    """The report set ('plan qlora-7b-12gb', 'import-skypilot') that wrote the file ``path``, as its folder's
+    manifest lists it and unchanged since (its SHA-256 one the manifest holds); None when planner did not write
+    it, it changed, or the folder has no manifest planner trusts (planner.core.manifest.read_manifest)."""
+    path = Path(path)
+    try:
+        manifest = read_manifest(path.parent)
+    except (DestinationError, OSError):
+        return None
+    return _owner(path.parent, path.name, manifest)
 
 
 def _owns(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> bool:
@@ -302,6 +316,39 @@ def _foreign_case_clash(out: Path, name: str, manifest: dict[str, dict]) -> None
                                f"two names ({both}) differ only in upper and lower case or in Unicode form "
                                "(composed or decomposed), which macOS and Windows store as one file. Move that file "
                                "away or give another --out.")
+
+
+def _new_folder_clash(out: Path) -> None:
+    """Refuse (DestinationError) an ``out`` still to be made whose first folder to be made would sit beside an
+    entry whose name differs from it only in case or Unicode normalisation ('Café' or 'cafe' + U+0301 beside 'café'
+    composed), as a report beside such a file is refused (:func:`_foreign_case_clash`): Linux keeps the two apart,
+    so the reports would land in a second folder that lists as the first, and macOS, Windows or a USB stick
+    (exFAT) would merge them (h23a m4). A folder that exists is written into whatever lies beside it."""
+    made, above = Path(out), Path(out).parent
+    while not os.path.lexists(above) and above != above.parent:
+        made, above = above, above.parent
+    if made.name in ("", ".", "..") or not os.path.isdir(above):
+        return  # nothing to make beside anything, or a path that is said to be wrong elsewhere
+    key = _one_file_key(made.name)
+    try:
+        names = sorted(e.name for e in os.scandir(above))
+    except OSError:
+        return
+    other = next((n for n in names if n != made.name and _one_file_key(n) == key), None)
+    if other is None:
+        return
+    from planner.core.names import escape_unsafe
+
+    both = f"{other!r} and {made.name!r}" if other.isascii() and made.name.isascii() else \
+        f"{other!a} and {made.name!a}"
+    there = escape_unsafe(str(above / other))
+    is_dir = os.path.isdir(above / other)
+    hint = f"Give --out {there}{str(out)[len(str(made)):]} to write into that folder, or a name of its own." \
+        if is_dir else "Give --out a name of its own."
+    raise DestinationError(f"{escape_unsafe(str(out))}: would make the folder {escape_unsafe(str(made))} beside "
+                           f"the {'folder' if is_dir else 'file'} {there}, and the two names ({both}) differ "
+                           "only in upper and lower case or in Unicode form (composed or decomposed), which macOS "
+                           f"and Windows store as one. {hint}")
 
 
 def _drawn_alike(out: Path, manifest: dict[str, dict], set_name: str) -> None:

@@ -22,19 +22,61 @@ from planner.core.names import char_name, escape_unsafe, is_blank_looking, strip
 UNEXPANDED = re.compile(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?|\$\(|`")
 
 
+def _utf8_pieces(text: str) -> list[tuple[str, str]]:
+    """``text`` as (character, the text it came from) pairs, each run of bytes that were not decoded (Python's
+    surrogate escape, '\udcd1\udc80') read as UTF-8 where it is: in an ASCII locale without UTF-8 mode
+    (``LC_ALL=C PYTHONUTF8=0``) every byte over 0x7F arrives escaped, so Cyrillic 'р' (d1 80) arrives as two
+    escapes; a UTF-8 locale reads it as one letter, and so does this (h23a m1). A byte that starts no valid UTF-8
+    sequence (RFC 3629: no overlong form, no surrogate, nothing over U+10FFFF) stays its own escape."""
+    pieces: list[tuple[str, str]] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if not "\udc80" <= c <= "\udcff":
+            pieces.append((c, c))
+            i += 1
+            continue
+        lead = ord(c) - 0xDC00
+        size = 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF4 else 1
+        run = text[i:i + size]
+        decoded = None
+        if size > 1 and len(run) == size and all("\udc80" <= r <= "\udcff" for r in run):
+            try:
+                decoded = bytes(ord(r) - 0xDC00 for r in run).decode("utf-8")
+            except UnicodeDecodeError:
+                decoded = None
+        if decoded is not None:
+            pieces.append((decoded, run))
+            i += size
+        else:
+            pieces.append((c, c))
+            i += 1
+    return pieces
+
+
 def unsafe_path_char(text: str) -> tuple[str, str] | None:
-    """(the character, its name) of the first character of ``text`` that names refuse (planner.core.names.unsafe_char),
-    else of the first byte 0x80-0x9F that was not UTF-8 (Python's surrogate escape, '\udc9b'): the C1 controls of
-    every ISO-8859 locale, where a listing or an 8-bit terminal takes 0x9B for an escape sequence (h21a m4); None
-    when there is neither. The byte is named 'the byte \x9b (U+009B in Latin-1)'."""
-    bad = unsafe_char(text)
+    """(the text to take out, its name) for the first character of ``text`` that names refuse
+    (planner.core.names.unsafe_char), else for the first byte 0x80-0x9F that was not UTF-8 (Python's surrogate
+    escape, '\udc9b'): the C1 controls of every ISO-8859 locale, where a listing or an 8-bit terminal takes 0x9B
+    for an escape sequence (h21a m4); None when there is neither. Bytes that arrived escaped but form valid
+    UTF-8 (an ASCII locale without UTF-8 mode: 'р' as d1 80) are read as the character they encode, as a UTF-8
+    locale reads them (:func:`_utf8_pieces`), so the text to take out is a whole character's bytes, never part
+    of one (h23a m1). The byte is named 'the byte \x9b (U+009B in Latin-1)'."""
+    pieces = _utf8_pieces(text)
+    bad = unsafe_char("".join(ch for ch, _ in pieces))
     if bad is not None:
-        return bad, char_name(bad)
-    byte = next((c for c in text if "\udc80" <= c <= "\udc9f"), None)
+        return next(src for ch, src in pieces if ch == bad), char_name(bad)
+    byte = next((c for c, _ in pieces if "\udc80" <= c <= "\udc9f"), None)
     if byte is None:
         return None
     code = ord(byte) - 0xDC00
     return byte, f"the byte \\x{code:02x} (U+{code:04X} in Latin-1, a control character)"
+
+
+def without_piece(text: str, taken: str) -> str:
+    """``text`` less each whole character (or lone byte) :func:`unsafe_path_char` named by ``taken``: a byte
+    escape that is part of another character's UTF-8 stays, so the path offered is never cut inside a character."""
+    return "".join(src for _, src in _utf8_pieces(text) if src != taken)
 
 
 def out_path_problem(text: str) -> tuple[str, str] | None:
@@ -51,7 +93,7 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
     found = unsafe_path_char(text)
     if found is not None:
         return (f"holds {found[1]}, which no listing shows, so the folder's name would look like another",
-                escape_unsafe(text.replace(found[0], "")))
+                escape_unsafe(without_piece(text, found[0])))
     parts = re.split(r"[/\\]" if os.sep == "\\" else "/", text)
     edged = next((p for p in parts if p and (is_blank_looking(p[0]) or is_blank_looking(p[-1]))), None)
     if edged is not None:

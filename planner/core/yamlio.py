@@ -369,27 +369,49 @@ def parse_yaml(text: str) -> Any:
     """
     # a lone CR or U+2028 hides a line break, an RLO reorders what an editor shows; 'model:<U+00A0>x' reads as one
     # text; "[16,384]" reads as two items; "key: #1" as empty
-    flow = hidden_break(text) or bidi_problem(text) or lookalike_slip(text) or flow_thousands(text) \
-        or comment_value(text) or _yaml_directive(text)
-    if flow is not None:
-        raise flow if isinstance(flow, YamlProblem) else YamlProblem(*flow)
+    early = hidden_break(text) or bidi_problem(text) or lookalike_slip(text)
+    if early is not None:
+        raise YamlProblem(*early)
     if _CLoader is not None and not _PURE_ONLY.search(text) and "!" not in text:
+        flows: list[tuple[int, int]] | None = []
+        value: Any = _NO_KEY
         try:
             loader = _CLoader(text)
             try:
-                return _build_from_events(loader)
+                value = _build_from_events(loader, flows)
             except _NotPlain:
-                pass  # the node path below builds it, or says what is wrong
+                flows = None  # the node path below builds it; the flow collections were not all seen
             finally:
                 loader.dispose()
-            loader = _CLoader(text)
-            try:
-                return _compose_and_build(loader)
-            finally:
-                loader.dispose()
+            if value is _NO_KEY:
+                loader = _CLoader(text)
+                try:
+                    value = _compose_and_build(loader)
+                finally:
+                    loader.dispose()
         except Exception:  # noqa: BLE001 - the pure-Python parser says what is wrong, in its words
-            pass
+            value = _NO_KEY
+        if value is not _NO_KEY:  # read; the checks below come in the order the pure path takes them
+            late = ((flow_thousands(text) if flows is None or _digit_comma_in(text, flows) else None)
+                    or comment_value(text) or _yaml_directive(text))
+            if late is not None:
+                raise late if isinstance(late, YamlProblem) else YamlProblem(*late)
+            return value
+    late = flow_thousands(text) or comment_value(text) or _yaml_directive(text)
+    if late is not None:
+        raise late if isinstance(late, YamlProblem) else YamlProblem(*late)
     return _parse_pure(text)
+
+
+_DIGIT_COMMA = re.compile(r"[0-9],[0-9]")
+
+
+def _digit_comma_in(text: str, flows: list[tuple[int, int]]) -> bool:
+    """Whether a digit, ',' and a digit stand inside one of the flow collections ``flows`` (the character spans of
+    the outermost ``[...]`` and ``{...}`` of ``text``, :func:`_build_from_events`): only there can ',' split a
+    number (:func:`planner.core.yamlrules.flow_thousands`, whose token scan of the whole text is then skipped for a
+    text whose only such commas are in comments and plain texts: '$1,000' in a catalog's notes)."""
+    return any(_DIGIT_COMMA.search(text, start, end) for start, end in flows)
 
 
 #: Texts the pure-Python parser reads, because libyaml reads them otherwise: characters YAML does
@@ -503,7 +525,7 @@ _EVENT = yaml.events
 _NO_KEY: Any = object()  # the mapping being built waits for a key, not for a value
 
 
-def _build_from_events(loader: Any) -> Any:
+def _build_from_events(loader: Any, flows: list[tuple[int, int]] | None = None) -> Any:
     """The value of a plain document built directly from libyaml's parser events (``loader`` a
     :data:`_CLoader`): the same LineDict/LineList values and line marks as :func:`_build_plain` on
     the composed nodes, about twice as fast, because no node objects are made (libyaml's C
@@ -522,11 +544,15 @@ def _build_from_events(loader: Any) -> Any:
     keys, no duplicate key, nesting within :data:`MAX_DEPTH` counted as :func:`_build_plain` counts
     it, one document.
 
+    ``flows``, when given, receives the character span (start, end) of each outermost flow collection
+    (``[...]``, ``{...}``) as it is read.
+
     Raises:
         _NotPlain: anything else (also an empty stream), for the node path to build or refuse.
             A syntax error is libyaml's exception, as the node path would raise it.
     """
     get_event = loader.get_event
+    in_flow, flow_start = 0, 0  # how deep inside a flow collection; where the outermost one began
     resolve, constructors = loader.resolve, loader.yaml_constructors
     surrogate = _SURROGATE.search
     scalar_event, mapping_start, sequence_start = _EVENT.ScalarEvent, _EVENT.MappingStartEvent, _EVENT.SequenceStartEvent
@@ -574,6 +600,10 @@ def _build_from_events(loader: Any) -> Any:
             if (event.tag is not None or event.anchor is not None or len(stack) >= MAX_DEPTH
                     or (key is _NO_KEY and type(into) is LineDict)):
                 raise _NotPlain  # tagged or anchored, too deep, or a mapping or list as a key
+            if in_flow or event.flow_style:  # a flow collection holds flow collections only
+                if not in_flow:
+                    flow_start = event.start_mark.index
+                in_flow += 1
             stack.append((into, key, key_line))
             into = LineDict() if cls is mapping_start else LineList()
             into.line = event.start_mark.line + 1
@@ -582,6 +612,10 @@ def _build_from_events(loader: Any) -> Any:
         elif cls is mapping_end or cls is sequence_end:
             value, line = into, into.line
             into, key, key_line = stack.pop()
+            if in_flow:
+                in_flow -= 1
+                if not in_flow and flows is not None:
+                    flows.append((flow_start, event.end_mark.index))
         else:
             raise _NotPlain  # an alias (or the end of the document: the root is complete by then)
         # ``value`` is complete: the root, an item of a list, a key or a value of a mapping

@@ -29,11 +29,16 @@ _TRAIN = ["estimate", "--model", "llama-2-7b", "--task", "train"]
 
 def test_a_count_beyond_any_float_gets_planners_line_with_a_hint() -> None:
     # M1: float('1e999999') is inf, so no digits can be hinted; the line is planner's own, naming the option
-    for value in ("1e999999", "9e9999999999", "-1e999", "1e20"):
+    for value in ("1e999999", "9e9999999999", "-1e999"):
         code, out = _run(_TRAIN + ["--seq-len", value])
         assert code == 2, value
         assert f"Error: --seq-len: '{value}' is not a whole number. It is far beyond any count planner reads" in out
         assert "not a valid integer" not in out
+    # 1e20 is a float's whole number, beyond --seq-len's range (1 to 2^24): the range is the hint (f23b)
+    code, out = _run(_TRAIN + ["--seq-len", "1e20"])
+    assert code == 2
+    assert ("Error: --seq-len: '1e20' is not a whole number. 1e20 is more than --seq-len takes: give a whole number "
+            "from 1 to 16777216.") in out
 
 
 def test_every_integer_option_gets_the_hint() -> None:

@@ -110,3 +110,102 @@ def test_the_fingerprint_is_of_the_content_and_unpicklable_content_is_never_trus
     object.__setattr__(cat, "sha256", lambda: None)  # no plain value: cannot be pickled
     assert content_fingerprint(cat) == "" and not still_checked(cat)
     assert dataclasses.replace(load_catalog()).checked == ""  # a copy made in code starts unchecked
+
+
+# ----- N2: a scenario's lists are bounded by the work they ask for ---------------------------------------------------
+
+from planner.solve.choices import MAX_CHOICE_VALUES  # noqa: E402
+from planner.solve.scenario import MAX_COMBINATIONS, MAX_EXTRAS, MAX_WORKLOADS  # noqa: E402
+from planner.core.errors import ScenarioError  # noqa: E402
+
+TRAIN_AUTO = ("framework offload_optimizer offload_params offload_activations checkpointing optimizer_in_backward "
+              "loss_chunks fused_linear_loss fsdp_version zero tp").split()
+
+
+def _workloads(n):
+    return [{"name": f"w{i}", **INFER, "context": 1024 + i} for i in range(n)]
+
+
+def _plan_error(scenario, tmp_path):
+    with pytest.raises(ScenarioError) as got:
+        plan(scenario, out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()  # refused before any work or report
+    return str(got.value)
+
+
+def test_the_ceilings_are_what_the_docs_say():
+    assert (MAX_WORKLOADS, MAX_EXTRAS, MAX_CHOICE_VALUES, MAX_COMBINATIONS) == (50, 200, 64, 100_000)
+
+
+def test_a_file_of_too_many_workloads_is_one_line_naming_file_key_and_count(tmp_path):
+    n = 5_000  # the report's 400 KB file: 3 minutes and 1 GB before
+    text = "name: many\nworkloads:\n" + "".join(
+        f"  - {{name: w{i}, model: llama-2-7b, task: infer, weights: bf16, context: {1024 + i}}}\n" for i in range(n))
+    path = tmp_path / "many.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as got:
+        plan(str(path), out=tmp_path / "o")
+    said = str(got.value)
+    assert said.startswith(f"{path}:2: workloads: lists 5,000 entries, more than the {MAX_WORKLOADS} a scenario "
+                           "may hold. Split them into scenarios"), said
+    assert "\n" not in said
+
+
+@pytest.mark.parametrize(("n", "refused"), [(MAX_WORKLOADS, False), (MAX_WORKLOADS + 1, True)])
+def test_the_workloads_ceiling_is_at_fifty(n, refused, monkeypatch):
+    # the ceiling alone: the work after it is stopped at its first step, so the test stays fast
+    import planner.solve.scenario as scenario_module
+
+    reached = []
+
+    def stop(*args, **kwargs):
+        reached.append(True)
+        raise ScenarioError("stopped after the ceiling")
+
+    monkeypatch.setattr(scenario_module, "make_resolver", stop)
+    with pytest.raises(ScenarioError) as got:
+        plan({"name": "t", "workloads": tuple(_workloads(n))})  # a tuple counts as the list does
+    assert reached == ([] if refused else [True]), str(got.value)
+    if refused:
+        assert str(got.value).startswith(f"workloads: lists {n} entries, more than the 50"), str(got.value)
+
+
+def test_too_many_extras_are_refused_with_the_count(tmp_path):
+    extra = {"description": "disk", "unit_price_usd": 10, "source": "me", "as_of": "2025-01-01"}
+    said = _plan_error({"name": "t", "workloads": _workloads(1), "extras": [extra] * (MAX_EXTRAS + 1)}, tmp_path)
+    assert said.startswith("extras: lists 201 entries, more than the 200 a scenario may hold. Give the lines"), said
+
+
+def test_a_long_choice_list_is_refused_at_its_key(tmp_path):
+    lengths = list(range(4096, 4096 - 500, -1))  # longest first, every one valid: 500 x 16 variants before
+    w = {"name": "w", "model": "llama-2-7b", "task": "train", "method": "lora", "micro_batch": 1, "seq_len": lengths}
+    said = _plan_error({"name": "t", "workloads": [w]}, tmp_path)
+    assert said.startswith("workloads[0].seq_len: lists 500 values, more than the 64 a choice list may hold. "
+                           "List the values you would accept, at most 64, longest first."), said
+    w = {"name": "w", **INFER, "weights": ["bf16"] * 65}
+    said = _plan_error({"name": "t", "workloads": [w]}, tmp_path)
+    assert said.startswith("workloads[0].weights: lists 65 values, more than the 64"), said
+    assert said.endswith("or write weights: auto."), said
+
+
+def test_too_many_strategy_combinations_are_refused_before_any_is_validated(tmp_path):
+    # every training key auto is 6 frameworks x 6 tp degrees (llama-2-7b's heads: 1, 2, 4, 8, 16, 32) x 4 zero
+    # stages x 2^8 for the eight on/off keys = 36,864; three seq_len values make it 110,592
+    assert 6 * 6 * 4 * 2 ** 8 * 3 == 110_592 > MAX_COMBINATIONS
+    w = {"name": "w", "model": "llama-2-7b", "task": "train", "method": "full", "micro_batch": 1,
+         "seq_len": [1024, 512, 256], **{k: "auto" for k in TRAIN_AUTO}}
+    said = _plan_error({"name": "t", "workloads": [w]}, tmp_path)
+    assert said.startswith("workloads[0]: its strategy choices give 110,592 combinations (framework 6 x tp 6 x zero 4 "
+                           "x seq_len 3, ...), more than the 100,000 a scenario may try. Pin some keys"), said
+
+
+def test_the_combinations_are_counted_over_the_whole_scenario(tmp_path, monkeypatch):
+    import planner.solve.scenario as scenario_module
+
+    # weights auto (7) x kv_dtype auto (3) x tp auto (llama-2-7b: 6 degrees) = 126 a workload; a ceiling of 200
+    # takes the first and refuses the second, which would bring the total to 252
+    monkeypatch.setattr(scenario_module, "MAX_COMBINATIONS", 200)
+    w = {"model": "llama-2-7b", "task": "infer", "context": 1024, "weights": "auto", "kv_dtype": "auto", "tp": "auto"}
+    said = _plan_error({"name": "t", "workloads": [{"name": "a", **w}, {"name": "b", **w}]}, tmp_path)
+    assert said.startswith("workloads[1]: its strategy choices give 126 combinations (weights 7 x tp 6 x kv_dtype 3) "
+                           "(with the 126 of the workloads before it), more than the 200 a scenario may try"), said

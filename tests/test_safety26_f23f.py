@@ -209,3 +209,59 @@ def test_the_combinations_are_counted_over_the_whole_scenario(tmp_path, monkeypa
     said = _plan_error({"name": "t", "workloads": [{"name": "a", **w}, {"name": "b", **w}]}, tmp_path)
     assert said.startswith("workloads[1]: its strategy choices give 126 combinations (weights 7 x tp 6 x kv_dtype 3) "
                            "(with the 126 of the workloads before it), more than the 200 a scenario may try"), said
+
+
+# ----- M4: an unknown choice or model is echoed as its first 80 characters and its length ---------------------------
+
+from planner.cli.main import main as cli_main  # noqa: E402
+from planner.core.errors import InputError  # noqa: E402
+from planner.core.names import MAX_ECHO_CHARS  # noqa: E402
+from planner.model.models import MAX_HUB_ID_CHARS  # noqa: E402
+
+
+def _clipped(text):
+    return f"'{text[:MAX_ECHO_CHARS]}... ({len(text):,} characters)'"
+
+
+def test_a_long_unknown_choice_in_a_scenario_is_clipped(tmp_path):
+    value = "adamw" * 6000
+    w = {"name": "w", "model": "llama-2-7b", "task": "train", "method": "lora", "micro_batch": 1, "optimizer": value}
+    with pytest.raises(InputError) as got:
+        plan({"name": "t", "workloads": [w]})
+    said = str(got.value)
+    assert said.startswith(f"workloads[0].optimizer: {_clipped(value)} is not one of the choices. "), said
+    assert len(said) < 600, len(said)  # was 30 KB
+
+
+def test_a_long_unknown_model_is_clipped(tmp_path):
+    name = "llama-2-7b" * 3000
+    with pytest.raises(InputError) as got:
+        estimate(model=name, task="infer")
+    said = str(got.value)
+    assert said.startswith(f"model: unknown model {_clipped(name)}. "), said
+    assert len(said) < 600, len(said)
+
+
+def test_a_long_hub_id_is_clipped_and_gets_no_download_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-cache"))
+    name = "org/" + "llama" * 5000
+    with pytest.raises(InputError) as got:
+        estimate(model=name, task="infer")
+    said = str(got.value)
+    assert said.startswith(f"model: {_clipped(name)} is not in the catalog"), said
+    assert f"A Hugging Face id is at most {MAX_HUB_ID_CHARS} characters" in said and "huggingface-cli" not in said, said
+    assert len(said) < 800, len(said)
+    short = "org/llama-9z"  # a real-length id keeps the command that fetches it
+    with pytest.raises(InputError) as got:
+        estimate(model=short, task="infer")
+    assert f"'huggingface-cli download {short} config.json'" in str(got.value), str(got.value)
+
+
+def test_a_long_option_choice_is_clipped_by_the_cli(capsys):
+    value = "bf16" * 5000
+    with pytest.raises(SystemExit) as got:
+        cli_main(["estimate", "--model", "llama-2-7b", "--task", "infer", "--weights", value])
+    err = capsys.readouterr().err
+    assert got.value.code == 2
+    assert err.startswith(f"Error: --weights: {_clipped(value)} is not one of the choices. "), err[:300]
+    assert err.count("\n") == 1 and len(err) < 600, len(err)

@@ -265,3 +265,45 @@ def test_a_long_option_choice_is_clipped_by_the_cli(capsys):
     assert got.value.code == 2
     assert err.startswith(f"Error: --weights: {_clipped(value)} is not one of the choices. "), err[:300]
     assert err.count("\n") == 1 and len(err) < 600, len(err)
+
+
+# ----- M5: epochs has a floor: one optimizer step ------------------------------------------------------------------
+
+TRAIN = {"name": "w", "model": "llama-2-7b", "task": "train", "method": "qlora", "micro_batch": 1, "seq_len": 512}
+
+
+def _train_error(**keys):
+    with pytest.raises(InputError) as got:
+        plan({"name": "ep", "workloads": [{**TRAIN, **keys}], "objective": "cost_per_job"})
+    return str(got.value)
+
+
+def test_a_denormal_epochs_is_refused_with_the_least_one():
+    said = _train_error(dataset_tokens="999T", epochs=1.0e-300)
+    # one step: micro_batch 1 x grad_accum 1 x seq_len 512 = 512 tokens; 512 / 999e12 = 5.125e-13, shown 5.13e-13
+    assert said.startswith("workloads[0].epochs: 1e-300 epochs of dataset_tokens 999,000,000,000,000 is 9.99e-286 "
+                           "tokens, less than one optimizer step (512 tokens: micro_batch x grad_accum x seq_len). "
+                           "Give the passes over the dataset a run makes, at least 5.13e-13 (one step)"), said
+
+
+def test_the_floor_is_one_step_of_the_workload():
+    # micro_batch 2 x grad_accum 4 x seq_len 512 = 4,096 tokens a step; 0.5 epochs of 4,000 tokens is 2,000
+    said = _train_error(dataset_tokens=4000, epochs=0.5, micro_batch=2, grad_accum=4)
+    assert said.startswith("workloads[0].epochs: 0.5 epochs of dataset_tokens 4,000 is 2,000 tokens, less than one "
+                           "optimizer step (4,096 tokens"), said
+    # 4096 / 4000 = 1.024 epochs; from 1 epoch up the job is the whole dataset, which is taken however small
+    assert "at least 1 (one step)" in said, said
+    said = _train_error(dataset_tokens=3000, epochs=0.1)  # 512 / 3000 = 0.1707: 0.171 holds the step, 0.170 not
+    assert "at least 0.171 (one step)" in said, said
+    # with no dataset_tokens, even the largest dataset (1e16 tokens) must hold one step: 512 / 1e16 = 5.12e-14
+    said = _train_error(epochs=5.0e-324)
+    assert said.startswith("workloads[0].epochs: 5e-324 epochs of even the largest dataset_tokens (1e+16) is "), said
+    assert "at least 5.12e-14 (one step)" in said, said
+
+
+@pytest.mark.parametrize(("dataset", "epochs"), [(1000, 0.512), (999 * 10**12, 5.13e-13), (7, 1.0)])
+def test_the_least_epochs_hinted_is_taken(dataset, epochs, tmp_path):
+    # one step is 512 tokens: 0.512 x 1,000 and 5.13e-13 x 999T hold it; from 1 epoch up the job is the whole
+    # dataset, however small (7 tokens)
+    p = plan({"name": "ep", "workloads": [{**TRAIN, "dataset_tokens": dataset, "epochs": epochs}]})
+    assert p.total_usd > 0

@@ -32,7 +32,7 @@ def content_fingerprint(catalog: Any) -> str:
     try:
         values = tuple(getattr(catalog, f.name) for f in dataclasses.fields(catalog) if f.name != FINGERPRINT_FIELD)
         return hashlib.sha256(pickle.dumps(values, protocol=5)).hexdigest()
-    except Exception:  # noqa: BLE001 - anything pickling raises (PicklingError, TypeError, RecursionError...) means "check it"
+    except Exception:  # noqa: BLE001 - whatever pickling raises (PicklingError, TypeError, RecursionError): check it
         return ""
 
 

@@ -314,3 +314,35 @@ def test_the_least_epochs_hinted_is_taken(dataset, epochs, tmp_path):
     # dataset, however small (7 tokens)
     p = plan({"name": "ep", "workloads": [{**TRAIN, "dataset_tokens": dataset, "epochs": epochs}]})
     assert p.total_usd > 0
+
+
+# ----- N2: a catalog list is bounded too ---------------------------------------------------------------------------
+
+from planner.catalog.schema import MAX_CATALOG_ENTRIES  # noqa: E402
+
+
+def test_an_overlay_list_of_too_many_entries_is_refused_before_any_is_read(tmp_path):
+    assert MAX_CATALOG_ENTRIES == 500
+    overlay = tmp_path / "ov"
+    overlay.mkdir()
+    # 501 empty entries: were they read, the first would be refused for its missing id; the count comes first
+    (overlay / "gpus.yaml").write_text("schema_version: 1\ngpus:\n" + "  - {}\n" * 501)
+    with pytest.raises(CatalogError) as got:
+        load_catalog(overlay)
+    said = str(got.value)
+    assert said.startswith(f"{overlay / 'gpus.yaml'}:2: gpus: lists 501 entries, more than the 500 a catalog list "
+                           "may hold. Keep the entries a plan may choose from"), said
+    (overlay / "gpus.yaml").write_text("schema_version: 1\ngpus:\n" + "  - {}\n" * 500)  # at the ceiling: read
+    with pytest.raises(CatalogError) as got:
+        load_catalog(overlay)
+    assert "gpus[0]" in str(got.value) and "501" not in str(got.value), str(got.value)
+
+
+def test_a_catalog_given_in_code_with_too_many_entries_is_refused():
+    cat = load_catalog()
+    big = dataclasses.replace(cat, instances=cat.instances * (MAX_CATALOG_ENTRIES // len(cat.instances) + 1))
+    n = len(big.instances)
+    with pytest.raises(CatalogError) as got:
+        estimate(**INFER, gpu="rtx-4090", catalog=big)
+    said = str(got.value)
+    assert said.startswith(f"the Catalog given: instances: lists {n:,} entries, more than the 500"), said

@@ -61,7 +61,8 @@ from planner.catalog.network import NICS, SWITCHES, Nic, Switch
 from planner.catalog.pcie import GENERATIONS, PcieGen
 from planner.catalog.platforms import PLATFORMS, Platform
 from planner.catalog.ram import DIMMS, Dimm
-from planner.catalog.schema import ID_PATTERN, CatalogWarning, Field, Kind, Parsed, read_id, read_text
+from planner.catalog.schema import (ENTRIES_HINT, ID_PATTERN, CatalogWarning, Field, Kind, Parsed, check_entry_count,
+                                    read_id, read_text)
 
 #: The catalog schema version this module reads.
 SCHEMA_VERSION = 1
@@ -400,6 +401,7 @@ class _Store:
                              f"A {name} holds its entries under {' and '.join(repr(k) + ':' for k in lists)}.")
         ids_in_file: dict[str, int | None] = {}
         for kind in lists:
+            check_entry_count(data.get(kind), lambda problem: root.error(problem, kind, ENTRIES_HINT))
             for item in root.children(kind, None):
                 self._read_entry(kind, item, overlay=overlay, ids_in_file=ids_in_file)
 
@@ -684,6 +686,8 @@ def check_catalog(catalog: Any) -> Any:
         if not isinstance(entries, (tuple, list)):
             raise CatalogError(f"must be a tuple of entries, not {type(entries).__name__}",
                                entry=f"the Catalog given: {attr}")
+        check_entry_count(entries, lambda problem: CatalogError(problem, entry=f"the Catalog given: {attr}",
+                                                                 hint=ENTRIES_HINT))
         record = KINDS[kind].record
         ids: dict[str, int | None] = {}
         for i, item in enumerate(entries):

@@ -8,7 +8,8 @@ N1. A Catalog that ``load_catalog()`` returned and that was then changed in plac
     not checked again.
 N2. A scenario's lists are bounded by the work they ask for, each refused in one line at its key with the count
     and the ceiling before any work: at most 50 workloads (5,000 planned for 3 minutes in 1 GB), 200 extras, 64
-    values in a choice list, and 100,000 strategy combinations over the whole scenario.
+    values in a choice list, and 100,000 strategy combinations over the whole scenario; a catalog list (an
+    overlay file's, or a Catalog built in code) holds at most 500 entries (5,000 GPUs took a minute and 1.1 GB).
 M4. An unknown choice (``optimizer:``, ``--weights``) or model name of thousands of characters is echoed as its
     first 80 and its length, not whole; a hub id past Hugging Face's 96 characters gets no download command.
 M5. ``epochs`` below 1 must leave one optimizer step (micro_batch x grad_accum x seq_len tokens) of the dataset:

@@ -258,10 +258,14 @@ def catalog_of(catalog: Any = None) -> Catalog:
             the loader refuses in a file (:func:`check_catalog_object`).
         InputError: ``catalog`` is neither a Catalog, a path nor None.
     """
+    from planner.catalog.fingerprint import still_checked
     from planner.catalog.loader import Catalog, load_catalog
 
     if isinstance(catalog, Catalog):
-        if not catalog.loaded:  # changed in code (dataclasses.replace): checked as a file would be
+        # the content, not the object, is trusted: one changed in code (dataclasses.replace) or in place
+        # (object.__setattr__ past the freeze) no longer gives the fingerprint the loader took, and is checked as a
+        # file would be (h23b N1)
+        if not still_checked(catalog):
             return check_catalog_object(catalog)
         return catalog
     if catalog is None:
@@ -354,7 +358,8 @@ def check_catalog_object(catalog: Any) -> Catalog:
     """Refuse a Catalog object holding what the catalog loader refuses in a file: the loader's own
     checks, run on the object (:func:`planner.catalog.loader.check_catalog`: each entry's keys through
     the field readers, duplicate ids, each entry's rules, the references across lists). A Catalog
-    changed in code (``dataclasses.replace(gpu, price_usd=float('nan'))``) has skipped them.
+    changed in code (``dataclasses.replace(gpu, price_usd=float('nan'))``, or in place with ``object.__setattr__``)
+    has skipped them.
 
     Returns:
         the Catalog with its numbers as the loader builds them (``numpy.float64(329.0)`` -> 329.0,

@@ -54,13 +54,15 @@ from planner.core.fields import Entry, plain_number
 from planner.core.names import unsafe_problem
 from planner.core.yamlio import YamlProblem, read_mapping
 from planner.catalog.cloud import INSTANCES, CloudInstance
+from planner.catalog.fingerprint import content_fingerprint
 from planner.catalog.gpus import GPUS, Gpu
 from planner.catalog.models import MODELS, ModelEntry
 from planner.catalog.network import NICS, SWITCHES, Nic, Switch
 from planner.catalog.pcie import GENERATIONS, PcieGen
 from planner.catalog.platforms import PLATFORMS, Platform
 from planner.catalog.ram import DIMMS, Dimm
-from planner.catalog.schema import ID_PATTERN, CatalogWarning, Field, Kind, Parsed, read_id, read_text
+from planner.catalog.schema import (ENTRIES_HINT, ID_PATTERN, CatalogWarning, Field, Kind, Parsed, check_entry_count,
+                                    read_id, read_text)
 
 #: The catalog schema version this module reads.
 SCHEMA_VERSION = 1
@@ -136,7 +138,8 @@ class Catalog:
         removed: shipped entries an overlay removed: id -> 'file:line' of its 'remove: true'.
         warnings: :class:`~planner.catalog.schema.CatalogWarning` for values that load but are probably typos (a cloud
             instance's spot price above its on-demand price).
-        loaded: True on the object :func:`load_catalog` returned (not an init argument).
+        checked: the :func:`~planner.catalog.fingerprint.content_fingerprint` of the content the loader checked
+            (not an init argument; '' for a Catalog made in code).
     """
 
     schema_version: int
@@ -153,10 +156,11 @@ class Catalog:
     sha256: str = ""
     removed: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[CatalogWarning, ...] = ()
-    #: True only on the object :func:`load_catalog` returned, which its loader checked; a copy made in
-    #: code (``dataclasses.replace``) starts False, so the API checks it as the loader would
-    #: (planner.api.inputs.catalog_of) and a catalog read from files is not checked twice.
-    loaded: bool = field(default=False, init=False, repr=False, compare=False)
+    #: The fingerprint of what the loader checked, set on the object :func:`load_catalog` returns; a copy made in
+    #: code (``dataclasses.replace``) starts '', and one changed in place (``object.__setattr__``) no longer gives
+    #: it, so the API checks either as the loader would (planner.api.inputs.catalog_of), and a catalog read from
+    #: files and left as read is not checked twice (h23b N1: trust the content, not the object).
+    checked: str = field(default="", init=False, repr=False, compare=False)
 
     def gpu(self, gpu_id: str) -> Gpu:
         """The GPU with this id. Raises CatalogError with a did-you-mean when there is none."""
@@ -397,6 +401,7 @@ class _Store:
                              f"A {name} holds its entries under {' and '.join(repr(k) + ':' for k in lists)}.")
         ids_in_file: dict[str, int | None] = {}
         for kind in lists:
+            check_entry_count(data.get(kind), lambda problem: root.error(problem, kind, ENTRIES_HINT))
             for item in root.children(kind, None):
                 self._read_entry(kind, item, overlay=overlay, ids_in_file=ids_in_file)
 
@@ -542,7 +547,7 @@ class _Store:
                                       for i, r in table.items()}),
             warnings=warnings,
         )
-        object.__setattr__(cat, "loaded", True)  # frozen: set once, here
+        object.__setattr__(cat, "checked", content_fingerprint(cat))  # frozen: set once, here
         return cat
 
 
@@ -681,6 +686,8 @@ def check_catalog(catalog: Any) -> Any:
         if not isinstance(entries, (tuple, list)):
             raise CatalogError(f"must be a tuple of entries, not {type(entries).__name__}",
                                entry=f"the Catalog given: {attr}")
+        check_entry_count(entries, lambda problem: CatalogError(problem, entry=f"the Catalog given: {attr}",
+                                                                 hint=ENTRIES_HINT))
         record = KINDS[kind].record
         ids: dict[str, int | None] = {}
         for i, item in enumerate(entries):

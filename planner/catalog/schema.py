@@ -35,6 +35,24 @@ MAX_HOST_MEMORY_BYTES = 64 * TiB
 MAX_SLOT_WIDTH = 5
 #: Lower bound of every memory size (GPU, DIMM, host): smaller is a wrong unit ('80 B' for '80 GB').
 MIN_MEMORY_BYTES = 256 * MiB
+#: Most entries one list of a catalog file (or of a Catalog given in code) may hold (h23b N2). Every GPU is a
+#: candidate on every platform at every card count, so the plan's work and its CSV grow with the list: 5,000 GPUs
+#: in a 2.7 MB overlay took a minute, 1.1 GB and wrote a 515 MB CSV; 500 plan in seconds. The shipped lists hold
+#: 14 to 47; a SkyPilot import of one cloud keeps one entry per instance type.
+MAX_CATALOG_ENTRIES = 500
+#: The hint of a list longer than :data:`MAX_CATALOG_ENTRIES`.
+ENTRIES_HINT = (f"Keep the entries a plan may choose from, at most {MAX_CATALOG_ENTRIES} a list (each GPU is a "
+                "candidate on every platform at every card count); keep the rest in another overlay folder.")
+
+
+def check_entry_count(entries: Any, error: Any) -> None:
+    """Refuse a list of more than :data:`MAX_CATALOG_ENTRIES` entries before any is read (h23b N2).
+
+    Args:
+        error: makes the CatalogError to raise from the problem ('lists 5,000 entries, more than the 500 ...').
+    """
+    if isinstance(entries, (list, tuple)) and len(entries) > MAX_CATALOG_ENTRIES:
+        raise error(f"lists {len(entries):,} entries, more than the {MAX_CATALOG_ENTRIES} a catalog list may hold")
 
 # Ids: lower-case letters and digits, words joined by '-' (or '.', as in model versions 'llama-3.1-8b').
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")

@@ -436,7 +436,7 @@ def _not_a_choice(value: str, choices: Any, problem: str, lead: str = "") -> tup
     'іnfer' looks like the Latin 'i' the choice has), so the hint does not seem to repeat the text."""
     import unicodedata
 
-    from planner.core.names import char_name
+    from planner.core.names import char_name, clip_text
 
     text = str(value)
     hint = did_you_mean(text, list(choices), name_lookalike=False)  # the problem names the character below
@@ -444,7 +444,7 @@ def _not_a_choice(value: str, choices: Any, problem: str, lead: str = "") -> tup
     if (hint is None or not hint.startswith("Did you mean")) and folded is not None and folded.startswith("Did you"):
         hint = folded
     foreign = next((ch for ch in text if not ch.isascii()), None)
-    said = f"{lead}{text!r} {problem}"
+    said = f"{lead}{clip_text(text)!r} {problem}"  # a 30,000-character value echoed as its first 80 (h23b M4)
     if foreign is not None and all(str(c).isascii() for c in choices):
         said += f" (it holds {char_name(foreign)}, not an ASCII character)"
     return said, hint

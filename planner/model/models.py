@@ -41,7 +41,7 @@ from typing import Any, Union
 from planner.model.architecture import Architecture, from_hf_config
 from planner.core.errors import ModelConfigError, did_you_mean
 from planner.core.infile import SYMLINK_LOOP_HINT, FileProblem, read_input
-from planner.core.names import escape_unsafe
+from planner.core.names import clip_text, escape_unsafe
 from planner.core.jsonio import load_json_mapping
 from planner.core.yamlio import YamlProblem
 
@@ -87,6 +87,8 @@ def _web_address_error(name: str, catalog: Mapping[str, Any]) -> ModelConfigErro
                             f"{hub_id}", hint=hint)
 
 
+#: The longest Hugging Face repository id, org/name (huggingface_hub.utils.validate_repo_id refuses a longer one).
+MAX_HUB_ID_CHARS = 96
 _HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z: no trailing newline
 
 
@@ -179,11 +181,12 @@ def resolve_model(
             return _from_hf_cache(name, cached)
         if "/" in name:
             raise ModelConfigError(
-                f"{name!r} is not in the catalog and its config.json is not in the local Hugging Face cache {cache}",
+                f"{clip_text(name)!r} is not in the catalog and its config.json is not in the local Hugging Face "
+                f"cache {cache}",
                 hint=_hint(name, catalog, download=name),
             )
 
-    raise ModelConfigError(f"unknown model {name!r}", hint=_hint(name, catalog))
+    raise ModelConfigError(f"unknown model {clip_text(name)!r}", hint=_hint(name, catalog))  # its first 80 (h23b M4)
 
 
 def hf_cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -378,7 +381,10 @@ def _hint(name: str, catalog: Mapping[str, Any], download: str | None = None) ->
         close = folded if folded and folded.startswith("Did you mean") else close
     if close and not close.startswith("None of the "):  # ACCEPTED_FORMS already points at 'planner catalog models'
         parts.append(close)
-    if download:
+    if download and len(download) > MAX_HUB_ID_CHARS:  # no command that echoes 25,000 characters (h23b M4)
+        parts.append(f"A Hugging Face id is at most {MAX_HUB_ID_CHARS} characters (huggingface_hub's "
+                     f"validate_repo_id); this one has {len(download):,}.")
+    elif download:
         parts.append(
             f"Fetch it once with 'huggingface-cli download {download} config.json' where the hub is reachable."
         )

@@ -69,6 +69,10 @@ MAX_LLAMACPP_SPLIT = 8
 #: Largest tensor-parallel degree ``tp: auto`` considers.
 MAX_AUTO_TP = 64
 
+#: Most values a choice list may hold (``seq_len: [...]``, ``weights: [...]``): llama.cpp's 33 weight presets fit;
+#: the scenario's total of combinations is bounded as well (planner.solve.scenario.MAX_COMBINATIONS; h23b N2).
+MAX_CHOICE_VALUES = 64
+
 
 # ----- workloads and their variants -----------------------------------------------------------
 
@@ -169,6 +173,10 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         if not value:
             raise e.error("an empty list allows nothing", key, f"List at least one value, or write {key}: auto.")
+        if len(value) > MAX_CHOICE_VALUES:  # before the pairwise check of repeats below (h23b N2)
+            raise e.error(f"lists {len(value):,} values, more than the {MAX_CHOICE_VALUES} a choice list may hold",
+                          key, f"List the values you would accept, at most {MAX_CHOICE_VALUES}"
+                          + (", longest first." if key == "seq_len" else f", or write {key}: auto."))
         seen: list[Any] = []
         for v in value:
             if isinstance(v, (Mapping, list)):
@@ -214,5 +222,5 @@ def _auto(key: str, task: str, arch: Architecture, engine: Any = None) -> tuple[
     return AUTO_VALUES[key]
 
 
-__all__ = ["AUTO_VALUES", "CHOICE_KEYS", "LLAMACPP_AUTO_VALUES", "MAX_AUTO_TP", "MAX_LLAMACPP_SPLIT", "UNPINNED_AUTO_KEYS",
+__all__ = ["AUTO_VALUES", "CHOICE_KEYS", "LLAMACPP_AUTO_VALUES", "MAX_AUTO_TP", "MAX_CHOICE_VALUES", "MAX_LLAMACPP_SPLIT", "UNPINNED_AUTO_KEYS",
            "tp_problem", "valid_tp_degrees"]

@@ -235,6 +235,21 @@ SCENARIO_FILE_HINT = ("A scenario is a mapping with a 'workloads:' list (each wo
 #: Most nodes a scenario may ask for (a larger cluster needs a fabric design this planner lacks).
 MAX_NODES = 64
 
+#: Most workloads a scenario may list (h23b N2). One machine runs every workload in turn, and each costs the
+#: solver a pass over the candidate machines: on 2 shared cores about 0.05 s an inference workload and 0.15 s a
+#: training one with its strategy choices (and some 60 KB of CSV), so 50 plan in about 5 to 10 s, where 5,000 took
+#: 3 minutes and 1 GB. A lab's mix is a handful; more are split into scenarios.
+MAX_WORKLOADS = 50
+#: Most strategy combinations a scenario may ask the solver to validate: the product of each workload's choice
+#: list lengths (auto counted as its values), summed over the workloads (h23b N2). Every training key left to
+#: ``auto`` on one workload is 36,864 (about 12 s to validate, 1,188 variants to plan, 17 s in all); each is
+#: validated as a workload file, so this bounds the work the lists ask for (a 500-length seq_len list with the
+#: defaults' 16 took 90 s and 700 MB).
+MAX_COMBINATIONS = 100_000
+#: Most extras lines a scenario may add to its quote (h23b N2): storage, support, installation are a few; each is a
+#: quote line in every report (5,000 took 13 s and wrote 4 MB).
+MAX_EXTRAS = 200
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -522,6 +537,10 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
                          f"for the device {windows_reserved(stem)} (a report folder copied there loses them)", "name",
                          "Give the scenario another name, e.g. name: ft-7b-workstation.")
     objective = root.str("objective", "capex", choices=OBJECTIVES)
+    _check_list_length(root, "workloads", MAX_WORKLOADS, "Split them into scenarios of at most "
+                       f"{MAX_WORKLOADS} workloads (one machine runs every workload of a scenario in turn).")
+    _check_list_length(root, "extras", MAX_EXTRAS, "Give the lines that differ by quote and fold the rest into "
+                       "one line with its quantity or total price (quantity: 4).")
     entries = root.children("workloads")
     if not entries:
         raise root.error("lists no workloads", "workloads", "Give at least one workload (model, task, ...).")
@@ -531,8 +550,9 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     workloads = []
     names: dict[str, tuple[str, str]] = {}  # clash_key (NFKC, case-folded) -> (the entry, the name as written)
     drawn: dict[str, tuple[str, str]] = {}  # lookalike_key (UTS #39 skeleton, then clash_key) -> the same
+    combinations = [0]  # the strategy combinations asked for so far, against MAX_COMBINATIONS
     for i, e in enumerate(entries):
-        sw = _scenario_workload(e, resolver, default_name=f"workload-{i + 1}")
+        sw = _scenario_workload(e, resolver, default_name=f"workload-{i + 1}", combinations=combinations)
         if clash_key(sw.name) in names:
             where, other = names[clash_key(sw.name)]
             raise e.error(f"duplicate workload name {sw.name!r} (also {where}{spelling_note(sw.name, other)})", "name",
@@ -587,7 +607,40 @@ def _refuse_workload_keys(root: Entry) -> None:
                      f"To estimate this workload, run 'planner estimate --workload {shown}'.")
 
 
-def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> ScenarioWorkload:
+def _check_list_length(root: Entry, key: str, most: int, hint: str) -> None:
+    """Refuse a top-level list ``key`` longer than ``most`` before any of it is read (h23b N2).
+
+    Raises:
+        ScenarioError: at the key, naming the count and the ceiling, with ``hint``.
+    """
+    value = root.data.get(key)
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and len(value) > most:
+        raise root.error(f"lists {len(value):,} entries, more than the {most:,} a scenario may hold", key, hint)
+
+
+def _count_combinations(e: Entry, choices: Sequence[tuple[str, tuple[Any, ...], bool]],
+                        combinations: list[int]) -> None:
+    """Add the workload's strategy combinations to ``combinations[0]`` (the scenario's count so far) and refuse the
+    workload that takes it past :data:`MAX_COMBINATIONS`, before any is validated (h23b N2).
+
+    Raises:
+        ScenarioError: at the workload, naming its count, its longest lists and the ceiling.
+    """
+    count = math.prod(len(values) for _, values, _ in choices)
+    combinations[0] += count
+    if combinations[0] <= MAX_COMBINATIONS:
+        return
+    sizes = " x ".join(f"{k} {len(v)}" for k, v, _ in sorted(choices, key=lambda c: -len(c[1]))[:4])
+    before = combinations[0] - count
+    so_far = f" (with the {before:,} of the workloads before it)" if before else ""
+    raise e.error(f"its strategy choices give {count:,} combinations ({sizes}{', ...' if len(choices) > 4 else ''})"
+                  f"{so_far}, more than the {MAX_COMBINATIONS:,} a scenario may try", None,
+                  "Pin some keys to one value (framework: deepspeed, zero: 2) or list fewer values "
+                  "(seq_len: [4096, 2048]).")
+
+
+def _scenario_workload(e: Entry, resolver: Any, *, default_name: str,
+                       combinations: list[int] | None = None) -> ScenarioWorkload:
     task = _task_of(e)
     e, deadline, slo = _targets(e, task)
     # a latency target is served by a serving engine: an slo: workload that names no engine (and sets
@@ -620,6 +673,7 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
 
     keys = [k for k, _, _ in choices]
     unpinned = tuple(k for k in UNPINNED_AUTO_KEYS if task == "train" and k in keys and k not in e.data)
+    _count_combinations(e, choices, combinations if combinations is not None else [0])
     combos = list(itertools.product(*[vals for _, vals, _ in choices])) if choices else [()]
     if any(k == "gpu_layers" and auto for k, _, auto in choices):
         # gpu_layers: max: every variant with all layers on the GPU (in weights, kv_dtype order) before

@@ -179,7 +179,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
         raise entry.error(f"a document of {document_tokens:,} tokens is longer than a sequence (seq_len {seq_len:,})",
                           "document_tokens", "Give the mean tokens of one document packed into a sequence, at most "
                           "seq_len; leave it out when each sequence is one document.")
-    epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
+    epochs = _epochs(entry, dataset_tokens, micro_batch * grad_accum * seq_len)
     load_in_8bit = entry.bool("load_in_8bit", False)
     _check_method_settings(entry, method, recipe, load_in_8bit=load_in_8bit, load_in_4bit=load_in_4bit)
     targets = _lora_targets(entry, arch, fw_name, method, targets)
@@ -690,6 +690,34 @@ def _bnb_version(entry: Entry, fw_name: str, *, method: str, optimizer: str, loa
 
 #: The most tokens a dataset may give (10^16: beyond any corpus trained on; the bound the key always had).
 MAX_DATASET_TOKENS = 10**16
+
+
+def _epochs(entry: Entry, dataset_tokens: int | None, step_tokens: int) -> float:
+    """The ``epochs`` key (default 1): above 0, at most 10,000, and a fraction of an epoch large enough for one
+    optimizer step of one data-parallel rank, ``step_tokens`` (micro_batch x grad_accum x seq_len) tokens, of the
+    ``dataset_tokens`` given, or of the largest dataset read (:data:`MAX_DATASET_TOKENS`) when none is: a job of
+    1e-300 epochs is 0 tokens and a cost of $6e-293, a typo (h23b M5). From 1 epoch up a job is the whole dataset.
+
+    Raises:
+        InputError: at ``epochs``, naming the tokens it gives, the step and the least epochs that holds one.
+    """
+    epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
+    if epochs >= 1:
+        return epochs
+    tokens = dataset_tokens if dataset_tokens is not None else MAX_DATASET_TOKENS
+    if epochs * tokens >= step_tokens:
+        return epochs
+    least = float(f"{step_tokens / tokens:.3g}")  # the hint's value, 3 digits, rounded up where .3g rounds down
+    if least * tokens < step_tokens:
+        least = float(f"{least * 1.01:.3g}")
+    least = min(least, 1.0)  # from 1 epoch up a job is the whole dataset, however small
+    of = (f"dataset_tokens {dataset_tokens:,}" if dataset_tokens is not None else
+          f"even the largest dataset_tokens ({MAX_DATASET_TOKENS:.0e})")
+    given = shown_number(entry.data.get("epochs", epochs))
+    job = epochs * tokens
+    raise entry.error(f"{given} epochs of {of} is {f'{job:,.0f}' if job >= 1 else f'{job:.3g}'} tokens, less than one optimizer step "
+                      f"({step_tokens:,} tokens: micro_batch x grad_accum x seq_len)", "epochs",
+                      f"Give the passes over the dataset a run makes, at least {least:.3g} (one step), e.g. epochs: 1.")
 
 
 def _dataset_tokens(entry: Entry) -> int | None:

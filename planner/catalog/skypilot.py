@@ -79,7 +79,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,7 @@ from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_CO
                                          _quoted, is_whole, read_rows)
 from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, _check_duplicates, _first_foreign, _num,
                                           _row_gpu, _Zone, _zones, gpu_id, instance_key)
+from planner.catalog.skypilot_result import Imported, ImportResult
 from planner.core.names import unsafe_problem
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
@@ -118,54 +119,6 @@ GCP_MACHINES = GCP_MACHINE_GPUS
 
 _AZURE_US = re.compile(r"^(east|west|central|northcentral|southcentral|westcentral)us\d?$")
 _AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")  # use1-atl2-az1: a local zone, not a regular AZ
-
-
-@dataclass(frozen=True)
-class Imported:
-    """One instance row, as ``cloud.yaml`` writes it."""
-
-    id: str
-    provider: str
-    instance: str
-    gpu: str
-    gpu_count: int
-    vcpus: int
-    memory_gib: float
-    usd_per_hour: float
-    region: str
-    spot_usd_per_hour: float | None = None
-    spot_usd_per_hour_range: tuple[float, float] | None = None
-    verification: str = "V"
-    notes: str = ""
-
-
-@dataclass
-class ImportResult:
-    """The rows and what was left out (instance type -> reason; 'the row on line N' for a row without an instance
-    type, 'the row on line N of X' for a row of X left out beside rows of X that price it)."""
-
-    rows: list[Imported] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
-    #: CSV lines whose SpotPrice was 0 (or below the smallest float): read as no spot offer
-    no_spot_lines: list[str] = field(default_factory=list)
-    #: CSV lines whose spot price was at or above their on-demand price: read as no spot offer (module docstring)
-    spot_above_lines: list[str] = field(default_factory=list)
-    #: CSV lines whose region had upper-case letters, for a cloud that names its regions in lower case
-    #: (planner.catalog.cloud.LOWER_CASE_REGIONS): written in lower case
-    region_case_lines: list[str] = field(default_factory=list)
-    #: CSV lines whose region had lower-case letters, for a cloud whose regions are upper-case country codes
-    #: (planner.catalog.cloud.UPPER_CASE_REGIONS): written in upper case
-    region_upper_lines: list[str] = field(default_factory=list)
-    #: CSV lines whose instance type had upper-case letters, for a cloud that names its instance types in lower
-    #: case (:data:`LOWER_CASE_INSTANCES`): written in lower case (h18b #9)
-    instance_case_lines: list[str] = field(default_factory=list)
-    #: the UTF-8 bytes the rows take in an overlay at the least (:func:`entry_bytes`)
-    entry_bytes: int = 0
-    #: why the ``region`` given names no region of the file, with what to give instead (h19b M4); None when it
-    #: names one, or none was given (planner.catalog.import_summary.region_note)
-    region_note: str | None = None
-    #: the rows the file holds below its header (blank lines not counted): 0 for a file of a header alone (h22b M3)
-    rows_read: int = 0
 
 
 def detect_provider(path: Path, header: Sequence[str]) -> str | None:

@@ -117,12 +117,14 @@ def run(tmp_path_factory):
     return d / "out", r
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_no_escape_sequence_reaches_the_terminal(run) -> None:
     _, r = run
     assert "\x1b" not in r.output and "\x07" not in r.output
     assert "bitsandbytes\\x1b]0;pwned\\x07" in r.output
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_no_csv_cell_starts_a_formula_after_a_separator(run) -> None:
     out, _ = run
     text = (out / "evil.csv").read_text()
@@ -134,6 +136,7 @@ def test_no_csv_cell_starts_a_formula_after_a_separator(run) -> None:
     assert "chat;'=cmd|' /C calc'!A0;end" in text
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_markdown_report_holds_no_html_no_link_and_no_escape(run) -> None:
     out, _ = run
     md = (out / "evil.md").read_text()
@@ -145,6 +148,7 @@ def test_the_markdown_report_holds_no_html_no_link_and_no_escape(run) -> None:
     assert "<img" not in outside_fence and "](javascript:" not in outside_fence
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_workbook_is_valid_xml_without_ufffe_or_uffff(run) -> None:
     out, _ = run
     with zipfile.ZipFile(out / "evil.xlsx") as z:

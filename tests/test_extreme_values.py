@@ -163,6 +163,7 @@ def test_estimate_over_the_accepted_ranges(model: str, task: str, data: st.DataO
         json.loads(result.output)  # a document, however large the figures
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @fuzz(40)
 @given(model=st.sampled_from(MODELS), task=st.sampled_from(["train", "infer"]), data=st.data(),
        gpu=st.sampled_from(GPUS))

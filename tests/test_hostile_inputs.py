@@ -132,6 +132,7 @@ def test_an_overlay_file_that_is_a_fifo_or_a_device_is_refused(tmp_path: Path, t
     assert line.startswith(f"Error: {gpus}: is a " + ("named pipe (FIFO)" if target == "fifo" else "character device"))
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_long_scenario_without_aliases_plans(tmp_path: Path) -> None:
     # 0.8 MB and more nodes than the alias limit (MAX_EXPANDED_NODES), without one alias: long, not a
     # bomb (the limit counts only what aliases add). The nodes: a list of 210,000 GPU ids.

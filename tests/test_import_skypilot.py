@@ -44,6 +44,7 @@ def _fields(inst):
     return {k: getattr(inst, k) for k in FIELDS}
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_import_reproduces_the_shipped_rows(provider, shipped, overlay):
     out, _ = overlay
@@ -142,6 +143,7 @@ def test_not_a_skypilot_file(tmp_path):
     assert r.exit_code == 2 and "not a SkyPilot vms.csv" in r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_cli_writes_a_dated_overlay(overlay):
     out, r = overlay
     assert "left out 1: no on-demand price (0 or empty) (line 63: a4-highgpu-8g)" in r.stderr
@@ -248,6 +250,7 @@ def test_missing_columns_unknown_clouds_and_the_v7_runpod_layout(tmp_path):
                             "catalogs/v8/runpod/vms.csv instead")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_shipped_gcp_hopper_rows_come_from_gcp_list_prices(shipped):
     # REF:GCP-CYCLENERD (pricing.yml @dac31281, 2026-08-20): a3-highgpu-8g us-central1 hour
     # 88.4899999025753, hour_spot 53.0936245479452; REF:GCP-TANOD (2026-10-13): a3-ultragpu-8g

@@ -33,6 +33,7 @@ def _one_error_line(stderr: str, start: str) -> None:
     assert "internal error" not in stderr and "Traceback" not in stderr and "Exception ignored" not in stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
 @pytest.mark.parametrize("args", [["catalog", "gpus"], ["plan", str(SCENARIO)], ["--help"]])
 def test_a_full_standard_output(args: list[str]) -> None:
@@ -42,6 +43,7 @@ def test_a_full_standard_output(args: list[str]) -> None:
     _one_error_line(r.stderr, "cannot write the output (No space left on device).")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_standard_output_opened_read_only() -> None:
     with open(os.devnull) as read_only:
         r = _planner("plan", str(SCENARIO), stdout=read_only)
@@ -67,6 +69,7 @@ def test_a_latin1_terminal_gets_escapes_for_what_it_lacks(tmp_path: Path) -> Non
     assert (tmp_path / "o" / "\u8a08\u753b-plan.json").is_file()
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_file_size_limit_while_the_workbook_is_written(tmp_path: Path) -> None:
     def limit() -> None:  # 16 KiB: the workbook's largest sheet (Sources, about 18 KB) fails in openpyxl's temporary file
         resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, 16 * 1024))

@@ -569,6 +569,7 @@ def test_an_unclosed_quote_is_named_at_its_line(tmp_path: Path) -> None:
                       "is never closed, or closed too late)"), raised
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_import_without_a_usable_temporary_folder_blames_the_check_copy(tmp_path: Path) -> None:
     # hostile pass 9A item 3: 'cannot write the output ... where standard output goes', while stdout was fine
     import os

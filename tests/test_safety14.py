@@ -69,6 +69,7 @@ def test_rename_risk_reads_the_owner_the_bits_and_the_sticky_bit(tmp_path: Path)
     assert rename_risk(d, root_owned) is None  # /tmp: root's, sticky
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_tmpdir_others_can_rename_in_is_refused(tmp_path: Path) -> None:
     tmp = tmp_path / "t"
     tmp.mkdir()
@@ -297,6 +298,7 @@ def test_a_folder_above_out_that_others_can_rename_in_is_refused(tmp_path: Path)
     assert r.exit_code == 0, r.output
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_tmpdir_below_a_folder_others_can_rename_in_is_refused(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     (shared / "t").mkdir(parents=True)

@@ -234,6 +234,7 @@ def test_a_models_config_leading_zero_gets_the_leading_zero_hint(tmp_path: Path,
 _INFER = "name: y\nworkloads:\n  - name: w\n    model: llama-2-7b\n"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_split_mode_no_hints_none_which_is_read(tmp_path: Path) -> None:
     body = _INFER + "    task: infer\n    engine: llama.cpp\n    weights: Q4_K_M\n    split_mode: "
     code, err, s = _plan(tmp_path, body + "no\n")

@@ -324,6 +324,7 @@ def test_the_command_line_refuses_a_number_only_its_float_makes_whole() -> None:
                                 "decimals.")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_api_refuses_a_decimal_or_fraction_that_is_not_whole() -> None:
     from decimal import Decimal
     from fractions import Fraction

@@ -48,6 +48,7 @@ def test_a_umask_leaving_the_owners_bits_is_accepted(monkeypatch: pytest.MonkeyP
     assert outpath.refuse_owner_umask() is None
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_umask_277_on_the_command_line_writes_nothing(tmp_path: Path) -> None:
     # the real process umask, read from /proc/self/status by the child (Linux)
     if not Path("/proc/self/status").exists():

@@ -187,6 +187,7 @@ print("returned")
 """
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_real_sigterm_ends_the_api_process_after_its_line(tmp_path: Path) -> None:
     # sent to the main thread, as strace's inject=renameat2:signal=TERM does (h12a #3)
     s = _scenario(tmp_path / "s.yaml", "s")
@@ -204,6 +205,7 @@ def test_a_real_sigterm_ends_the_api_process_after_its_line(tmp_path: Path) -> N
     assert sorted(os.listdir(out)) == [".planner-reports.json", "s.csv", "s.json"]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_real_sigbus_ends_the_cli_after_its_line(tmp_path: Path) -> None:
     s = _scenario(tmp_path / "s.yaml", "s")
     out = tmp_path / "o"

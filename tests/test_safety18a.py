@@ -275,6 +275,7 @@ def test_the_api_refuses_them_as_destination_errors(tmp_path: Path, monkeypatch:
     assert _listing(out) == []
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_tmpdir_elsewhere_or_with_no_temporary_file_is_fine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a plan that writes no workbook makes no temporary file; the scenario's own folder is no overlay
     ov, out = _overlay(tmp_path / "ov"), tmp_path / "out"

@@ -84,6 +84,7 @@ def test_sets_in_another_case_or_unicode_form_keep_their_own_rules(tmp_path: Pat
     assert _run("plan", _scenario(tmp_path, "d.yaml", "chart"), "--out", str(out), "--format", "json")[0] == 0
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_set_whose_drawn_alike_neighbour_is_gone_is_written(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert _run("plan", _scenario(tmp_path, "a.yaml", "chat"), "--out", str(out), "--format", "json")[0] == 0
@@ -308,6 +309,7 @@ def test_a_region_option_with_a_lookalike_is_refused_naming_it(tmp_path: Path) -
     assert not (tmp_path / "ro").exists()
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("key", ["description", "notes"])
 def test_a_free_text_over_the_cap_is_refused_at_load(tmp_path: Path, key: str) -> None:
     from planner.core.names import MAX_TEXT_CHARS

@@ -109,6 +109,7 @@ def test_llamacpp_flash_attention_not_affected():
     assert "flash_attention_2" not in precision_needs(r.workload)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_drops_t4_for_flash(cat, tmp_path):
     text = ("name: flash-t4\nconstraints: {allowed_gpus: [t4, l4]}\nworkloads:\n"
             "  - {name: chat, model: qwen2.5-0.5b, task: infer, weights: fp16, attention: flash}\n")
@@ -330,6 +331,7 @@ def test_lora_targets_empty_item_refused(text):
     assert exc.cli_line().endswith(f"Separate the module names with single commas: --lora-targets {shown}.")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_lora_targets_empty_item_in_a_file(tmp_path):
     w = tmp_path / "w.yaml"
     w.write_text("model: llama-2-7b\ntask: train\nmethod: lora\nlora_targets: q_proj,,v_proj\n")
@@ -339,6 +341,7 @@ def test_lora_targets_empty_item_in_a_file(tmp_path):
                                      "at an end). Write lora_targets: [q_proj, v_proj].")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_lora_targets_file_hint_keeps_brackets(tmp_path):
     w = tmp_path / "w.yaml"
     w.write_text("model: llama-2-7b\ntask: train\nmethod: lora\nlora_targets: q_proj v_proj\n")

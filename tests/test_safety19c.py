@@ -125,6 +125,7 @@ def test_written_floor_cuts_to_three_digits() -> None:
     assert (written_floor(1 / 12), written_floor(1 / 8760), written_floor(0.5)) == (0.0833, 0.000114, 0.5)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("value", ["0.0833", "0.08333", "0.083333333", "0.0834"])
 def test_hours_per_month_accepts_one_twelfth_as_written(tmp_path: Path, value: str) -> None:
     r = _run("compare", str(_compare_with(tmp_path, "utilization: 0.5 ", f"hours_per_month: {value} ")))

@@ -70,6 +70,7 @@ def test_gpu_memory_in_decimal_units_is_refused(tmp_path: Path, memory: str, usa
                         f"write {meant!r}."), str(exc)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_gpu_memory_in_decimal_units_cli(tmp_path: Path) -> None:
     base = _gpu_overlay(tmp_path, "12 GB", "12 GB")
     r = _cli("estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "my-card", "--catalog", str(base))
@@ -166,6 +167,7 @@ def test_canonical_token_counts_still_read() -> None:
         assert parse_token_count(text) == count, text
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_dataset_tokens_in_a_file_follows_the_same_rule(tmp_path: Path) -> None:
     (tmp_path / "w.yaml").write_text("name: w\nmodel: llama-2-7b\ntask: train\nmethod: qlora\ndataset_tokens: 2b tokens\n")
     r = _cli("estimate", "--workload", str(tmp_path / "w.yaml"), "--gpu", "rtx-4090")

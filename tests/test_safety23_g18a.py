@@ -71,6 +71,7 @@ def test_a_standard_error_pipe_whose_reader_is_gone_keeps_standard_output(tmp_pa
                     "again.")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_a_full_standard_error_keeps_standard_output(tmp_path: Path) -> None:
     _edited_set(tmp_path)

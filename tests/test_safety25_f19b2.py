@@ -12,6 +12,8 @@ line; architectures must be a list of class-name texts).
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -244,6 +246,7 @@ def test_a_required_key_written_null_is_said_null_at_its_line(tmp_path: Path) ->
     assert "missing" not in out
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_architectures_must_be_a_list_of_class_names(tmp_path: Path) -> None:
     # M8: Transformers writes a list of str (PretrainedConfig.architectures); '"architectures": [1]' at line 2
     code, out = _config_run(tmp_path, architectures=[1])

@@ -26,6 +26,7 @@ OVERLAY_GPU = ('schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    price_usd: 
 
 # -- 1. an overlay's SOURCES.md is an input of the run ------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_overlays_sources_md_is_never_replaced_by_a_report(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     Path("ov").mkdir()
@@ -109,6 +110,7 @@ def test_random_rows_are_left_out_with_a_reason_or_load(tmp_path: Path) -> None:
 
 # -- 3, 4, 10. standard output: a short or failed write is one line and exit 2 ------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_stdout_at_a_file_size_limit_is_an_error_not_cut_short_silently(tmp_path: Path) -> None:
     # Python ignores SIGXFSZ: a write past `ulimit -f` takes part of the bytes, then fails with EFBIG
     for cmd, limit in (("planner estimate --model llama-2-7b --task train", 1), ("planner catalog cloud", 2)):

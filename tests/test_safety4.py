@@ -129,6 +129,7 @@ for action, msg, cat, mod, line in [f for f in warnings.filters if f not in befo
 '''
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_first_import_warning_filters_are_documented() -> None:
     r = subprocess.run([sys.executable, "-c", FILTERS, str(ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml")],
                        capture_output=True, text=True, cwd=ROOT)
@@ -164,6 +165,7 @@ def test_dates_before_2000_are_refused(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_yaml_timestamps_with_a_time_are_refused(tmp_path: Path) -> None:
     # before: quietly cut to dates, while the quoted '2027-01-31T10:00:00' was refused
     r = _overlay_as_of(tmp_path, "2026-11-20 23:59:59-12:00")

@@ -190,6 +190,7 @@ def test_a_number_too_long_to_read_is_shown_short(tmp_path: Path) -> None:
     assert "tag" not in said
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_leading_zero_context_hint_is_the_decimal(tmp_path: Path) -> None:
     # 02048 is no YAML 1.1 octal (8 is no octal digit), so PyYAML gives the text '02048'
     said = _workload_file(tmp_path, "task: infer, context: 02048")

@@ -128,6 +128,7 @@ def test_the_entry_mapping_is_what_the_written_text_reads_as() -> None:
 
 # -- 5A 'Trivial': a refusal hints a path that would be accepted ---------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_run_from_inside_the_package_the_hint_is_outside_it(tmp_path: Path) -> None:
     s = _scenario(tmp_path / "s.yaml", "s")
     before = sorted(os.listdir(ROOT / "planner"))

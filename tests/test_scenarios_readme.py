@@ -134,6 +134,7 @@ def test_table_says_what_the_tool_plans(plans):
     check_table(README.read_text(), plans)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_check_fails_on_a_stale_row(plans):
     """The check above catches a wrong GPU, count, platform, RAM, node count or infeasible figure."""
     text = README.read_text()
@@ -159,6 +160,7 @@ def test_the_check_fails_on_a_stale_row(plans):
     assert str(e.value).startswith("scenarios/README.md, row ft-13b-2x24gb-zero2.yaml: the row says")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_example_workbook_shows_the_planned_machine(plans, catalog):
     """Summary's Configuration column and Quote's GPU line are the machine the scenario plans to now
     (regenerate: docs/planning.md, 'Example report')."""

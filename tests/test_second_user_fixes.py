@@ -101,6 +101,7 @@ def _infeasible(data, catalog):
     return e.value
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_another_card_is_the_cheapest_count_that_meets_the_deadline(catalog):
     from planner import plan
 
@@ -214,6 +215,7 @@ def _share(part: str) -> float:
     return max(float(x.replace(",", "")) * unit[u] / (float(y.replace(",", "")) * unit[v]) for x, u, y, v in pairs)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_alternatives_and_the_warning_name_each_workloads_target(catalog):
     from planner import plan
     from planner.report.render import plan_text

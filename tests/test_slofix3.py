@@ -48,6 +48,7 @@ def _deadline_text(hours: float) -> str:
     return src.replace("deadline_hours: 72", f"deadline_hours: {hours}")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_deadline_fixes_use_the_duration_text(tmp_path):
     # the user's case: a 0.01 h deadline; the fix read "0.0 h per run". Durations under an hour are now
     # minutes or seconds (planner.core.units.duration_text), as elsewhere in the output

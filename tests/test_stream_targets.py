@@ -72,6 +72,7 @@ def test_a_hard_link_of_an_input_is_the_input(tmp_path: Path):
     assert rc == 2 and "an input of this run" in err, err
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_stdout_onto_another_file_still_works(tmp_path: Path):
     s = tmp_path / "s.yaml"
     s.write_bytes((ROOT / "scenarios" / "qlora-7b-12gb.yaml").read_bytes())

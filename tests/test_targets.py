@@ -61,6 +61,7 @@ def test_every_feasible_machine_meets_the_deadline_and_every_deadline_miss_misse
     assert f"{over:,.1f} h over its 72 h deadline_hours" in t["why_not"][row]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_choice_changes_as_the_deadline_tightens(deadline_plans):
     loose, mid, tight = (deadline_plans[h] for h in (1000, 72, 24))
     # each choice meets its deadline (the plan's own figure, from the time model)
@@ -74,6 +75,7 @@ def test_the_choice_changes_as_the_deadline_tightens(deadline_plans):
     assert len({p.choice["gpu_id"] for p in (loose, mid, tight)}) == 3
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_json_gives_each_workload_its_deadline(deadline_plans):
     doc = plan_to_dict(deadline_plans[72].plan)
     d = doc["workloads"][0]["deadline"]
@@ -96,6 +98,7 @@ def test_a_deadline_no_machine_meets_says_how_far_and_what_would(catalog):
     assert not any("QLoRA" in s for s in err.suggestions)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_max_hours_per_job_is_the_deadline_of_every_training_workload(catalog):
     data = _mapping("finetune-72h-deadline.yaml")
     del data["workloads"][0]["deadline_hours"]
@@ -116,6 +119,7 @@ def slo_plans(catalog):
     return out
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_chat_service_meets_its_slo_and_the_choice_changes_when_it_tightens(slo_plans):
     for tpot, p in slo_plans.items():
         s = p.plan.targets[0]["slo"]
@@ -132,6 +136,7 @@ def test_the_chat_service_meets_its_slo_and_the_choice_changes_when_it_tightens(
     assert missed.any() and (t["tpot_s"][missed] > 0.015).any()
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_json_gives_the_slo_target_and_achieved_figures(slo_plans):
     doc = plan_to_dict(slo_plans[0.05].plan)
     s = doc["workloads"][0]["slo"]
@@ -140,6 +145,7 @@ def test_plan_json_gives_the_slo_target_and_achieved_figures(slo_plans):
     assert s["met"] is True and "deadline" not in doc["workloads"][0]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_text_states_targets_and_inference_times_in_seconds(slo_plans, deadline_plans):
     from planner.report.render import plan_text
 
@@ -167,6 +173,7 @@ def test_littles_law_sizes_the_users_of_a_request_rate():
     assert s.users == math.ceil(2.0 * 26.6) == 54
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_request_rate_plans_with_littles_law(catalog):
     data = _mapping("chat-50-users-slo.yaml")
     slo = data["workloads"][0]["slo"]
@@ -291,6 +298,7 @@ def _sheet_text(ws) -> str:
     return "\n".join(str(c.value) for row in ws.iter_rows() for c in row if c.value is not None)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_workbook_states_the_targets_and_serving_figures(catalog, tmp_path):
     import openpyxl
 

@@ -85,6 +85,7 @@ def test_plan_and_compare_fit_100_columns(scenario, tmp_path):
         assert _too_long(compare.output, 100) == []
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_without_columns_or_terminal_the_width_is_100():
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")

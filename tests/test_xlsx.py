@@ -1466,6 +1466,7 @@ def _ref_cells(wb) -> set[str]:
     return got
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_workbook_expands_the_shipped_ids(tmp_path):
     """The review's case: qlora-7b-12gb's quote cited REF:NV-GEFORCE-PAGES, REF:PLATFORM-VENDOR and
     REF:RAM-PRICES, defined only in catalog/SOURCES.md."""

@@ -181,6 +181,7 @@ def test_low_utilization_has_no_break_even(tiny):
 
 # ----- LibreOffice ----------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 def test_libreoffice_break_even_equals_planner(tiny, tmp_path):
@@ -212,6 +213,7 @@ def test_libreoffice_break_even_equals_planner(tiny, tmp_path):
     assert ws.cell(rows[-1] + 2, 1).value == "Break-even, on-demand: local breaks even at month 15.1"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 def test_libreoffice_follows_an_edited_input(tiny, tmp_path):

@@ -112,6 +112,7 @@ def test_no_cell_holds_an_error_value(workbooks):
                                 f"{name}: {ws.title}!{cell.coordinate}: {v}")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_memory_chart_is_on_the_first_page_with_distinct_colours_and_the_capacity(workbooks):
     for name, path in workbooks.items():
         ws = openpyxl.load_workbook(path)["Memory"]

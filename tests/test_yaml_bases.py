@@ -36,6 +36,7 @@ def test_plain_numbers_still_read(tmp_path: Path):
     assert dict(data) == {"a": 0, "b": 10, "c": -3, "d": "1_000", "e": 0.5, "f": "016"}
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_leading_zero_in_a_scenario_and_an_overlay_is_refused(tmp_path: Path):
     text = (ROOT / "scenarios" / "qlora-7b-12gb.yaml").read_text()
     assert "lora_rank: 16" in text
@@ -53,6 +54,7 @@ def test_a_leading_zero_in_a_scenario_and_an_overlay_is_refused(tmp_path: Path):
     assert "gpus.yaml:4: gpus[0] (rtx-4060-ti-16gb).price_usd: 0250 is an octal number in YAML 1.1 (it reads as 168)" in err, err
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_quoted_leading_zero_number_gets_a_hint_that_works(tmp_path: Path):
     # 02048 is no octal number (8 is no octal digit), so YAML 1.1 reads it as text; the hint used to say
     # "Write the number without quotes: 02048", which is what the user wrote

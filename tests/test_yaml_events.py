@@ -69,6 +69,7 @@ def test_anything_else_is_left_to_the_node_path(text):
         _from_events(text)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @settings(max_examples=400, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_PIECES, max_size=25).map("".join))

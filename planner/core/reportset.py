@@ -87,7 +87,7 @@ from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refus
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
 from planner.core.tempdir import temp_folder, temp_within
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
-from planner.core.names import escape_unsafe
+from planner.core.names import OneLineNotes, escape_unsafe
 from planner.core.pseudofs import is_mount_point
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
                                        _owned_or_refused, _owns, _replaceable, _same_set, check_name)
@@ -151,8 +151,9 @@ class ReportSet:
         #: the stale files :meth:`commit` removed
         self.removed: list[Path] = []
         #: what the run left alone and why, one line each (a stale report changed since, a foreign staging
-        #: folder, planner's own dead temporaries removed): for the command to say
-        self.notes: list[str] = []
+        #: folder, planner's own dead temporaries removed): for the command to say; each kept as one line, a
+        #: name from the file system in it escaped ('\\n', '\\t': planner.core.names.OneLineNotes)
+        self.notes: list[str] = OneLineNotes()
         #: a previous report written to after its unlink whose bytes could not all be saved, one line each
         #: (planner.core.moves.finish_removal): :meth:`commit` raises OutputError once the set is in place
         self.lost: list[str] = []

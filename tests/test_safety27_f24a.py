@@ -3,11 +3,14 @@
 - N1: a note built from a name on the file system (a leftover ``.planner-staging-*`` folder's, a file's inside
   one) is one line: its line feed and tab are shown as '\\n', '\\t', on the terminal and in the API's ``notes``
   (planner.core.names.OneLineNotes, the list ReportSet.notes is).
+- m2: a replaced report's set-user-ID / set-group-ID bits are still dropped (the other bits kept), now with a note
+  line naming the file, the bits and the chmod that sets them again.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -75,3 +78,35 @@ def test_the_cli_says_the_left_note_on_one_line_each(tmp_path: Path) -> None:
     assert f"{STAGING_PREFIX}ab\\nWrote x: it holds f" in flat, r.stderr
     assert os.path.isdir(out / f"{STAGING_PREFIX}ab\nWrote x")
 
+
+def _replace(out: Path, mode: int) -> tuple[int, list[str]]:
+    """Write r.csv into ``out``, give it ``mode``, replace it; the new file's mode and the run's notes."""
+    with ReportSet(out, set_name="s") as rs:
+        write_text(rs.path("r.csv"), "a\n")
+        rs.commit()
+    os.chmod(out / "r.csv", mode)
+    with ReportSet(out, set_name="s") as rs:
+        write_text(rs.path("r.csv"), "b\n")
+        rs.commit()
+    assert (out / "r.csv").read_text() == "b\n"
+    return stat.S_IMODE(os.stat(out / "r.csv").st_mode), list(rs.notes)
+
+
+def test_a_replaced_reports_setuid_and_setgid_bits_are_dropped_with_a_note(tmp_path: Path) -> None:
+    f = tmp_path / "o" / "r.csv"
+    mode, notes = _replace(tmp_path / "o", 0o6754)
+    assert mode == 0o754  # the S bits gone, the rest kept
+    assert notes == [f"{f}: the new file did not take its set-user-ID and set-group-ID bits (planner never gives a "
+                     "file it wrote the right to run as another user or group); its other permission bits were "
+                     f"kept. Set them again (chmod u+s,g+s '{f}') if they are needed."]
+    mode, notes = _replace(tmp_path / "p", 0o4644)
+    g = tmp_path / "p" / "r.csv"
+    assert mode == 0o644
+    assert notes == [f"{g}: the new file did not take its set-user-ID bit (planner never gives a file it wrote the "
+                     "right to run as another user or group); its other permission bits were kept. Set it again "
+                     f"(chmod u+s '{g}') if it is needed."]
+
+
+def test_a_replaced_report_without_those_bits_gets_no_note(tmp_path: Path) -> None:
+    mode, notes = _replace(tmp_path / "o", 0o1640)  # sticky: kept, nothing to say
+    assert (mode, notes) == (0o1640, [])

@@ -5,6 +5,12 @@
   (planner.core.names.OneLineNotes, the list ReportSet.notes is).
 - m2: a replaced report's set-user-ID / set-group-ID bits are still dropped (the other bits kept), now with a note
   line naming the file, the bits and the chmod that sets them again.
+- m1: an existing ``out=`` folder on a read-only file system (or one this user cannot write) is refused before any
+  work, as a DestinationError whose API line names ``out=`` (the CLI's ``--out``), as a folder still to be made
+  below it is; a staging folder that cannot be made later is a DestinationError too.
+- m3: a folder (or, for one still to be made, the folder above it) whose default ACL takes read, write or search
+  from the owner's new files is refused up front with a line naming the default ACL and the setfacl that fixes it,
+  not "cannot write into the output directory".
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ from pathlib import Path
 
 import pytest
 
+import planner
 from planner.core.atomic import write_text
+from planner.core.errors import DestinationError, InputError
 from planner.core.names import OneLineNotes
-from planner.core.reportset import STAGING_PREFIX, ReportSet
+from planner.core.reportset import STAGING_PREFIX, ReportSet, check_destinations
 
 from cli_helpers import QLORA, _cli
 
@@ -110,3 +118,107 @@ def test_a_replaced_reports_setuid_and_setgid_bits_are_dropped_with_a_note(tmp_p
 def test_a_replaced_report_without_those_bits_gets_no_note(tmp_path: Path) -> None:
     mode, notes = _replace(tmp_path / "o", 0o1640)  # sticky: kept, nothing to say
     assert (mode, notes) == (0o1640, [])
+
+
+class _ReadOnlyFs:
+    """What os.statvfs gives for a folder on a read-only file system (the flag alone is read)."""
+    f_flag = os.ST_RDONLY
+
+
+def _read_only_fs(monkeypatch, folder: Path) -> None:
+    real = os.statvfs
+    monkeypatch.setattr(os, "statvfs", lambda p: _ReadOnlyFs() if Path(p) == folder else real(p))
+
+
+def test_a_read_only_out_is_refused_up_front_naming_out_in_the_api(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "ro"
+    out.mkdir()
+    _read_only_fs(monkeypatch, out)
+    said = f"{out}: cannot write into the output directory (Read-only file system). Give out= a directory that " \
+        "can be written."
+    with pytest.raises(DestinationError) as caught:
+        check_destinations(out, ["s.csv"], set_name="s")  # before any work: the planning is after this check
+    assert str(caught.value) == said
+    assert isinstance(caught.value, InputError)
+    assert caught.value.cli_line() == said.replace("Give out=", "Give --out")
+    with pytest.raises(DestinationError) as caught:
+        planner.plan(str(QLORA), out=out, format="csv")
+    assert str(caught.value) == said
+    assert os.listdir(out) == []
+
+
+def test_an_out_this_user_cannot_write_is_refused_up_front(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "no"
+    out.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == out and mode & os.W_OK
+                        else real(p, mode, **kw))  # as a folder without write for a user who is not root
+    with pytest.raises(DestinationError) as caught:
+        check_destinations(out, ["s.csv"], set_name="s")
+    assert str(caught.value) == (f"{out}: cannot write into the output directory (Permission denied). Give out= a "
+                                 "directory that can be written.")
+
+
+def test_a_staging_folder_that_cannot_be_made_is_said_in_the_apis_words(tmp_path: Path, monkeypatch) -> None:
+    import errno
+    import tempfile
+
+    def refused(*a, **kw):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+    out = tmp_path / "o"
+    monkeypatch.setattr(tempfile, "mkdtemp", refused)
+    with pytest.raises(DestinationError) as caught:
+        with ReportSet(out, set_name="s"):
+            pass
+    said = f"{out}: cannot write into the output directory ({os.strerror(errno.EACCES)}). Give --out a directory " \
+        "that can be written."
+    assert caught.value.cli_line() == said
+    assert str(caught.value) == said.replace("Give --out", "Give out=")
+
+
+def _default_acl(folder: Path, owner: int) -> None:
+    """setfacl -d -m u::<owner>,g::r-x,o::r-x ``folder`` (the xattr as the kernel holds it), or skip."""
+    import struct
+
+    entries = [(0x01, owner), (0x04, 5), (0x20, 5)]  # ACL_USER_OBJ, ACL_GROUP_OBJ, ACL_OTHER
+    raw = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, 0xFFFFFFFF) for tag, perm in entries)
+    try:
+        os.setxattr(folder, "system.posix_acl_default", raw)
+    except (OSError, AttributeError) as exc:
+        pytest.skip(f"no POSIX ACLs here: {exc}")
+
+
+def test_a_default_acl_taking_the_owners_write_is_said_as_what_it_is(tmp_path: Path) -> None:
+    out = tmp_path / "acl"
+    out.mkdir()
+    _default_acl(out, 0o5)  # u::r-x
+    fix = (f"so planner could not write its reports and check them. Give the owner rwx there (setfacl -d -m u::rwx "
+           f"'{out}') or remove that default ACL (setfacl -k '{out}'), and try again.")
+    with pytest.raises(DestinationError) as caught:
+        check_destinations(out, ["s.csv"], set_name="s")
+    assert str(caught.value) == (f"{out}: its default ACL takes write permission from your own new files and folders "
+                                 f"(user::r-x, as getfacl -d '{out}' shows), {fix}")
+    new = out / "new" / "deeper"
+    with pytest.raises(DestinationError) as caught:
+        check_destinations(new, ["s.csv"], set_name="s")
+    assert str(caught.value) == (f"{new}: the folder {out} it would be made in has a default ACL that takes write "
+                                 f"permission from your own new files and folders (user::r-x, as getfacl -d '{out}' "
+                                 f"shows), {fix}")
+    assert os.listdir(out) == []  # nothing made
+    _default_acl(out, 0o3)  # u::-wx: read taken
+    with pytest.raises(DestinationError) as caught:
+        with ReportSet(out, set_name="s"):
+            pass
+    assert "its default ACL takes read permission from your own new files and folders (user::-wx," in str(caught.value)
+    assert os.listdir(out) == []
+
+
+def test_a_default_acl_that_gives_the_owner_rwx_is_written_into(tmp_path: Path) -> None:
+    out = tmp_path / "acl"
+    out.mkdir()
+    _default_acl(out, 0o7)
+    with ReportSet(out, set_name="s") as rs:
+        write_text(rs.path("s.csv"), "a\n")
+        rs.commit()
+    assert (out / "s.csv").read_text() == "a\n"

@@ -382,6 +382,26 @@ def kept_mode(st: os.stat_result) -> int:
     return stat.S_IMODE(st.st_mode) & KEPT_MODE_BITS
 
 
+def _dropped_id_bits(st: os.stat_result, shown: Path) -> str | None:
+    """The note line for an old file ``st`` with set-user-ID or set-group-ID (S_ISUID 0o4000, S_ISGID 0o2000), which
+    the new file does not get (:data:`KEPT_MODE_BITS`: a program would run the bytes planner wrote with another
+    user's or group's rights); None when it had neither (h24a m2: dropped, and said, as a lost ``user.*`` attribute
+    is)."""
+    bits = [(stat.S_ISUID, "set-user-ID", "u+s"), (stat.S_ISGID, "set-group-ID", "g+s")]
+    had = [(word, how) for bit, word, how in bits if st.st_mode & bit]
+    if not had:
+        return None
+    from planner.core.names import escape_unsafe
+
+    words = " and ".join(w for w, _ in had)
+    how = ",".join(h for _, h in had)
+    them, are = ("them", "they are") if len(had) > 1 else ("it", "it is")
+    shown_text = escape_unsafe(str(shown))
+    return (f"{shown_text}: the new file did not take its {words} bit{'s' if len(had) > 1 else ''} (planner never "
+            "gives a file it wrote the right to run as another user or group); its other permission bits were "
+            f"kept. Set {them} again (chmod {how} '{shown_text}') if {are} needed.")
+
+
 def keep_access(fd: int, st: os.stat_result, old: str | Path, shown: Path, notes: list[str] | None = None) -> None:
     """Give the new file open as ``fd`` who-can-read-it of the file ``old`` it will replace (``st``, its
     stat): its group (:func:`keep_group`), its permission bits (``fchmod``, :func:`kept_mode`: never set-user-ID or
@@ -398,6 +418,9 @@ def keep_access(fd: int, st: os.stat_result, old: str | Path, shown: Path, notes
     note = keep_user_xattrs(fd, old, shown)
     if note is not None and notes is not None:
         notes.append(note)
+    dropped = _dropped_id_bits(st, shown)
+    if dropped is not None and notes is not None:
+        notes.append(dropped)
     keep_group(fd, st, shown)
     os.fchmod(fd, kept_mode(st))
     try:

@@ -20,7 +20,7 @@ from planner.core.denied import denied_problem
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import MANIFEST, read_manifest
 from planner.core.protected import refuse_protected
-from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask
+from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
 from planner.core.pseudofs import refuse_pseudo_fs
 from planner.core.sharing import refuse_shared_folder
 from planner.core.names import clash_key, lookalike_note, same_spelling
@@ -84,6 +84,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
         denied = denied_problem(out, "--out", lead=False)
         if denied:  # before the manifest is read, which would name a file that cannot be reached (h21a m1)
             raise DestinationError(denied)
+    refuse_unwritable_out(out)  # a read-only or unwritable folder, a default ACL taking the owner's write (h24a)
     manifest = read_manifest(out) if st is not None else {}
     for name in sorted(names, key=lambda n: n not in written):  # a name this run writes is the one named first
         check_name(name)

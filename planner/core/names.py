@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, SupportsIndex
 
 from planner.core.errors import OutputError, char_name, escaped_char as _escaped  # noqa: F401 (char_name: re-exported)
 
@@ -684,6 +684,26 @@ def escape_unsafe(text: str, *, newlines: bool = False) -> str:
     if not newlines:
         return _ESCAPED_NAME.sub(lambda m: _escaped(m.group()), text)
     return _ESCAPED_TEXT.sub(lambda m: m.group() if joined_here(text, m.start()) else _escaped(m.group()), text)
+
+
+class OneLineNotes(list):
+    """Note lines (:attr:`planner.core.reportset.ReportSet.notes`), each kept as one line: a note is stored as
+    :func:`escape_unsafe` writes it, so a name from the file system that it quotes (a leftover staging folder's,
+    a file's inside one) shows a line feed or tab as '\\n', '\\t' and cannot start a line of its own, on the
+    terminal or in the API's ``notes`` (h24a N1). Escaping an escaped note again changes nothing."""
+
+    def append(self, note: str) -> None:
+        super().append(escape_unsafe(note))
+
+    def extend(self, notes: Iterable[str]) -> None:
+        super().extend(escape_unsafe(n) for n in notes)
+
+    def insert(self, index: SupportsIndex, note: str) -> None:
+        super().insert(index, escape_unsafe(note))
+
+    def __iadd__(self, notes: Iterable[str]) -> OneLineNotes:  # type: ignore[override,misc]
+        self.extend(notes)
+        return self
 
 
 #: The most characters of a text from a file that a message or report echoes (a real value, a quant_method

@@ -198,3 +198,61 @@ def refuse_owner_umask() -> None:
                           "folders, so planner could not write its reports and check them. Run `umask "
                           f"{(mask & 0o077) | 0o022:04o}` (it keeps what the umask takes from group and others, and "
                           "at least their write) and try again.")
+
+
+def refuse_unwritable_out(out: Path) -> None:
+    """Refuse, before any work, an output folder planner could not write its staging folder and reports into:
+    ``out`` that exists on a read-only file system (``statvfs``: ST_RDONLY) or without write and search
+    permission for this user (``access(2)`` with the effective ids: mode bits, POSIX ACLs and root's rights
+    counted); and ``out`` (or, for one still to be made, the nearest folder above it that exists) whose default
+    ACL takes read, write or search permission from the owner's new files and folders (``setfacl -d -m u::r-x``):
+    planner's staging folder and reports would be made without it, as under a umask such as 0277
+    (:func:`refuse_owner_umask`, which refuses that for root too). A path that is not a folder, or whose status
+    cannot be taken, is left to the checks that say what it is.
+
+    Raises:
+        DestinationError: naming the folder, what is wrong and what to do (h24a m1, m3).
+    """
+    out = Path(out)
+    where = out
+    while not os.path.isdir(where) and where != where.parent:
+        if os.path.lexists(where):
+            return  # a file or a dangling link in the way: said elsewhere as what it is
+        where = where.parent
+    if not os.path.isdir(where):
+        return
+    shown = escape_unsafe(str(out))
+    if where == out:
+        try:
+            read_only = bool(os.statvfs(out).f_flag & os.ST_RDONLY)
+            denied = not os.access(out, os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids)
+        except (OSError, ValueError):
+            read_only = denied = False
+        if read_only or denied:
+            why = "Read-only file system" if read_only else "Permission denied"
+            raise DestinationError(f"{shown}: cannot write into the output directory ({why}). Give --out a "
+                                   "directory that can be written.")
+    perm = _default_acl_owner(where)
+    lacks = [what for bit, what in ((4, "read"), (2, "write"), (1, "search")) if perm is not None and not perm & bit]
+    if lacks:
+        folder = escape_unsafe(str(where))
+        has = "its default ACL" if where == out else \
+            f"the folder {folder} it would be made in has a default ACL that"
+        entry = "".join(c if perm & bit else "-" for bit, c in ((4, "r"), (2, "w"), (1, "x")))
+        raise DestinationError(f"{shown}: {has} takes {'/'.join(lacks)} permission from your own new files and "
+                               f"folders (user::{entry}, as getfacl -d '{folder}' shows), so planner could not "
+                               f"write its reports and check them. Give the owner rwx there (setfacl -d -m u::rwx "
+                               f"'{folder}') or remove that default ACL (setfacl -k '{folder}'), and try again.")
+
+
+def _default_acl_owner(folder: Path) -> int | None:
+    """The permission bits (0-7) the default ACL of ``folder`` (its ``system.posix_acl_default`` extended attribute,
+    acl(5)) gives the owner of new files and folders made in it (its ``user::`` entry); None when it has no default
+    ACL, one that cannot be read, or the file system or platform has none."""
+    from planner.core.access import USER_OBJ, _NO_ID, parse_acl
+
+    try:
+        raw = os.getxattr(folder, "system.posix_acl_default")
+        return parse_acl(raw, 0).get((USER_OBJ, _NO_ID))
+    except (OSError, AttributeError, ValueError):
+        return None

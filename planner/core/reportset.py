@@ -83,11 +83,11 @@ from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import (MANIFEST, MANIFEST_MAX_BYTES, MANIFEST_TMP, is_manifest_tmp,
                                     read_manifest, write_manifest)
 from planner.core.protected import refuse_protected, stream_into_planners_files  # refuse_protected: re-exported
-from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask
+from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
 from planner.core.tempdir import temp_folder, temp_within
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
-from planner.core.names import escape_unsafe
+from planner.core.names import OneLineNotes, escape_unsafe
 from planner.core.pseudofs import is_mount_point
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
                                        _owned_or_refused, _owns, _replaceable, _same_set, check_name)
@@ -151,8 +151,9 @@ class ReportSet:
         #: the stale files :meth:`commit` removed
         self.removed: list[Path] = []
         #: what the run left alone and why, one line each (a stale report changed since, a foreign staging
-        #: folder, planner's own dead temporaries removed): for the command to say
-        self.notes: list[str] = []
+        #: folder, planner's own dead temporaries removed): for the command to say; each kept as one line, a
+        #: name from the file system in it escaped ('\\n', '\\t': planner.core.names.OneLineNotes)
+        self.notes: list[str] = OneLineNotes()
         #: a previous report written to after its unlink whose bytes could not all be saved, one line each
         #: (planner.core.moves.finish_removal): :meth:`commit` raises OutputError once the set is in place
         self.lost: list[str] = []
@@ -175,6 +176,7 @@ class ReportSet:
                 refuse_protected(self.out)
                 refuse_bookkeeping_name(self.out)
                 refuse_owner_umask()
+                refuse_unwritable_out(self.out)
                 ensure_dir(self.out, self._made)
                 self._lock()
                 self._clear_dead_staging()
@@ -186,9 +188,11 @@ class ReportSet:
                 except OSError as exc:
                     if exc.errno == errno.ENAMETOOLONG:
                         raise path_too_long(self.out, exc, self.out) from None
-                    hint = full_hint(exc) if disk_full(exc) else "Give --out a directory that can be written."
-                    raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
-                                      + hint) from None
+                    line = f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
+                    if disk_full(exc):
+                        raise OutputError(line + full_hint(exc)) from None
+                    # the API's words name out= (DestinationError), as ensure_dir's line does
+                    raise DestinationError(line + "Give --out a directory that can be written.") from None
         except BaseException as exc:
             self.__exit__(type(exc), exc, exc.__traceback__)
             raise

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.core.errors import InputError, PlannerError
-from planner.core.names import is_blank_looking, name_problem
+from planner.core.names import OneLineNotes, is_blank_looking, name_problem
 from planner.memory.overheads import RuntimeOverheads
 from planner.core.clock import utc_today
 
@@ -461,7 +461,7 @@ def save_calibration(cal: Calibration, path: Path) -> list[str]:
          "allocator_fraction": round(c.allocator_fraction, 4), "measured_on": c.measured_on,
          "versions": c.versions}
         for c in existing.values()]}
-    notes: list[str] = []
+    notes: list[str] = OneLineNotes()  # each one line, the path's line feed or tab escaped
     write_text(path, yaml.safe_dump(doc, sort_keys=False), expect=read, notes=notes)
     return notes
 

@@ -1,0 +1,144 @@
+"""Issue 28, hostile pass 24: findings of report h24b fixed on branch f24b.
+
+- N1: ``fit()`` given a numpy array of more than one element (or an object whose ``__eq__`` raises) as a
+  target keyword (``context=``, ``micro_batch=``, ``gpu_layers=`` ...) raises an OptionError naming the keyword
+  and the type, not numpy's "truth value ... ambiguous" ValueError or the object's own exception: a target is
+  compared with 'max' only when it is a text. ``task=`` given an array or a list is refused by its type (as
+  ``estimate()`` refuses it), not reported as a task mismatch.
+- M2: a one-element array (``np.array(['max'])``, ``np.array([['max']])``), a list (``['max']``) and bytes
+  (``b'max'``) are no 'max': refused at the keyword by their type. With no target 'max', a target below the
+  least it takes (``context=0``, ``-1``; ``--context 0``) or a fraction is named at its keyword instead of the
+  generic "needs exactly one ... 'max'" line, which is kept for a whole number in range.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import main
+from planner.core.errors import InputError, UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVE16 = ROOT / "scenarios" / "serve-7b-2k-16users.yaml"  # one workload, chat-7b-16users
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    from planner import load_catalog
+
+    return load_catalog()
+
+
+class RaisingEq:
+    """An object whose comparisons raise: fit must never compare it."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("boom eq")
+
+    def __ne__(self, other: object) -> bool:
+        raise RuntimeError("boom ne")
+
+    def __bool__(self) -> bool:
+        raise RuntimeError("boom bool")
+
+    __hash__ = object.__hash__
+
+
+def _fit_error(catalog, **kw: object) -> InputError:
+    from planner import fit
+
+    args = {"model": "llama-2-7b", "task": "infer", "gpu": "rtx-4090", "catalog": catalog, **kw}
+    with pytest.raises(InputError) as caught:
+        fit(**args)
+    return caught.value
+
+
+# ----- N1 and M2: fit()'s targets -------------------------------------------------------------------
+
+ODD = "must be a whole number or 'max', not {}"
+
+
+@pytest.mark.parametrize(("kw", "key", "shown"), [
+    ({"context": np.array([1, 2])}, "context", "ndarray"),
+    ({"context": np.array(["max", "x"])}, "context", "ndarray"),
+    ({"context": "max", "micro_batch": np.array([1, 2])}, "micro_batch", "ndarray"),
+    ({"context": "max", "gpu_layers": np.array([1, 2])}, "gpu_layers", "ndarray"),
+    ({"context": "max", "concurrency": np.array([4])}, "concurrency", "ndarray"),
+    ({"context": RaisingEq()}, "context", "RaisingEq"),
+    ({"context": "max", "micro_batch": RaisingEq()}, "micro_batch", "RaisingEq"),
+    # M2: one element holding 'max' is still an array; a list and bytes are no text
+    ({"context": np.array(["max"])}, "context", "ndarray"),
+    ({"context": np.array([["max"]])}, "context", "ndarray"),
+    ({"context": ["max"]}, "context", "a list"),
+    ({"context": ("max",)}, "context", "a list"),
+    ({"context": b"max"}, "context", "bytes"),
+])
+def test_n1_m2_a_target_of_another_type_is_named_at_its_keyword(catalog, kw: dict, key: str, shown: str) -> None:
+    err = _fit_error(catalog, **kw)
+    # before: numpy's ValueError (not an InputError), RuntimeError('boom eq'), or 'max' taken from the array
+    assert type(err).__name__ == "OptionError"
+    assert err.entry == key
+    assert err.problem == ODD.format(shown)
+    assert err.hint == f"Give {key}='max' (a str) for the largest that fits, or a whole number (an int)."
+
+
+@pytest.mark.parametrize("task", [np.array(["infer", "train"]), ["infer"], RaisingEq()])
+def test_n1_a_task_that_is_no_text_is_refused_by_its_type(catalog, task: object) -> None:
+    from planner import estimate
+
+    err = _fit_error(catalog, task=task, context="max")
+    with pytest.raises(InputError) as caught:
+        estimate(model="llama-2-7b", task=task, context=2048, catalog=catalog)
+    # the same line as estimate() gives, not "context: is an option of task infer, not ['infer']"
+    assert str(err) == str(caught.value)
+    assert str(err).startswith("task: must be one of the choices, not ")
+
+
+@pytest.mark.parametrize(("value", "problem", "hint"), [
+    (0, "must be at least 1 or 'max', not 0",
+     "Give context='max' for the largest that fits, or a whole number from 1."),
+    (-1, "must be at least 1 or 'max', not -1",
+     "Give context='max' for the largest that fits, or a whole number from 1."),
+    (np.int64(0), "must be at least 1 or 'max', not 0",
+     "Give context='max' for the largest that fits, or a whole number from 1."),
+    (2.5, "must be a whole number or 'max', not 2.5",
+     "Give context='max' for the largest that fits. Write a whole number: context=3 (rounded up) or context=2."),
+])
+def test_m2_with_no_max_a_value_no_count_is_named(catalog, value: object, problem: str, hint: str) -> None:
+    err = _fit_error(catalog, context=value)
+    assert (err.entry, err.problem, err.hint) == ("context", problem, hint)
+
+
+def test_m2_gpu_layers_takes_0_so_minus_1_is_named_at_0(catalog) -> None:
+    err = _fit_error(catalog, engine="llama.cpp", gpu_layers=-1)
+    assert (err.entry, err.problem) == ("gpu_layers", "must be at least 0 or 'max', not -1")
+
+
+def test_m2_a_count_in_range_without_max_keeps_the_one_max_line(catalog) -> None:
+    from planner import fit
+
+    with pytest.raises(UsageError) as caught:
+        fit(model="llama-2-7b", task="infer", gpu="rtx-4090", context=2048, catalog=catalog)
+    assert str(caught.value) == ("fit() needs exactly one of micro_batch, seq_len, context, concurrency, gpu_layers "
+                                 "set to 'max'.")
+
+
+def test_m2_the_command_line_names_context_0() -> None:
+    r = CliRunner().invoke(main, ["fit", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090",
+                                  "--context", "0"])
+    assert r.exit_code == 2
+    assert r.output == ("Error: --context: must be at least 1 or 'max', not 0. Give --context max for the largest "
+                        "that fits, or a whole number from 1.\n")
+
+
+def test_n1_a_text_max_is_still_taken(catalog) -> None:
+    from planner import fit
+
+    # np.str_ is a str: the text 'max', as a plain str is (the check refuses types, not texts)
+    a = fit(model="llama-2-7b", task="infer", gpu="rtx-4090", context=np.str_("max"), catalog=catalog)
+    b = fit(model="llama-2-7b", task="infer", gpu="rtx-4090", context="max", catalog=catalog)
+    assert a.target == b.target == "context" and a.max_value == b.max_value and a.max_value > 1

@@ -9,6 +9,9 @@
   (``b'max'``) are no 'max': refused at the keyword by their type. With no target 'max', a target below the
   least it takes (``context=0``, ``-1``; ``--context 0``) or a fraction is named at its keyword instead of the
   generic "needs exactly one ... 'max'" line, which is kept for a whole number in range.
+- N2: ``load_catalog(base=DIR)`` naming a missing folder, or a file, carries the path in ``file=``, which every
+  output escapes (ESC, BEL, LF, U+202E as ``\\x1b`` ...), as ``overlay=`` does since pass 22; a file is "a
+  file, not a directory", a path under a file "no such catalog directory".
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from planner.cli.main import main
-from planner.core.errors import InputError, UsageError
+from planner.core.errors import CatalogError, InputError, UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVE16 = ROOT / "scenarios" / "serve-7b-2k-16users.yaml"  # one workload, chat-7b-16users
@@ -142,3 +145,43 @@ def test_n1_a_text_max_is_still_taken(catalog) -> None:
     a = fit(model="llama-2-7b", task="infer", gpu="rtx-4090", context=np.str_("max"), catalog=catalog)
     b = fit(model="llama-2-7b", task="infer", gpu="rtx-4090", context="max", catalog=catalog)
     assert a.target == b.target == "context" and a.max_value == b.max_value and a.max_value > 1
+
+
+# ----- N2: load_catalog(base=) ----------------------------------------------------------------------
+
+HOSTILE = "nowhere\x1b]8;;http://e.vil\x07click\x1b]8;;\x07\u202eLF\nx\x1b[31m"
+
+
+def _catalog_error(**kw: object) -> CatalogError:
+    from planner import load_catalog
+
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(**kw)
+    return caught.value
+
+
+def test_n2_a_missing_base_is_named_escaped(tmp_path: Path) -> None:
+    path = tmp_path / HOSTILE
+    err = _catalog_error(base=path)
+    text = str(err)
+    assert err.file == str(path) and err.problem == "no such catalog directory (base=)"
+    assert not any(c in text for c in "\x1b\x07\n\u202e")  # before: all four reached the terminal
+    escaped = str(tmp_path) + "/nowhere\\x1b]8;;http:/e.vil\\x07click\\x1b]8;;\\x07\\u202eLF\\nx\\x1b[31m"
+    assert text.startswith(escaped + ": no such catalog directory (base=). ")
+    # the same escaping as overlay= gives (pass 22)
+    assert str(_catalog_error(overlay=path)).startswith(escaped + ": no such catalog directory. ")
+
+
+def test_n2_a_base_that_is_a_file_says_so_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "cat\x1b[31m.yaml"
+    path.write_text("x: 1\n", encoding="utf-8")
+    err = _catalog_error(base=path)
+    assert str(err) == (f"{tmp_path}/cat\\x1b[31m.yaml: is a file, not a directory (base=). Give the folder that "
+                        f"holds it: base={str(tmp_path)!r}.")
+    under = _catalog_error(base=path / "sub")
+    assert under.problem == "no such catalog directory (base=)" and "\x1b" not in str(under)
+
+
+def test_n2_the_one_line_form_is_escaped_too(tmp_path: Path) -> None:
+    line = _catalog_error(base=tmp_path / HOSTILE).one_line()  # what the command line prints for an InputError
+    assert not any(c in line for c in "\x1b\x07\n\u202e") and "\\u202e" in line

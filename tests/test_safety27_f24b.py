@@ -12,6 +12,9 @@
 - N2: ``load_catalog(base=DIR)`` naming a missing folder, or a file, carries the path in ``file=``, which every
   output escapes (ESC, BEL, LF, U+202E as ``\\x1b`` ...), as ``overlay=`` does since pass 22; a file is "a
   file, not a directory", a path under a file "no such catalog directory".
+- M3: ``compare(tokens_per_month=...)``: a list item, mapping value or bare value that is neither a text nor a
+  number (an array, bytes, an object whose ``__str__`` writes 'NAME=1M') is refused naming the item
+  (``tokens_per_month[0]``) or key and its type, not split at '=' in the text ``str()`` makes of it.
 """
 
 from __future__ import annotations
@@ -185,3 +188,46 @@ def test_n2_a_base_that_is_a_file_says_so_escaped(tmp_path: Path) -> None:
 def test_n2_the_one_line_form_is_escaped_too(tmp_path: Path) -> None:
     line = _catalog_error(base=tmp_path / HOSTILE).one_line()  # what the command line prints for an InputError
     assert not any(c in line for c in "\x1b\x07\n\u202e") and "\\u202e" in line
+
+
+# ----- M3: compare(tokens_per_month=) items ---------------------------------------------------------
+
+def _volume_error(tmp_path: Path, tokens: object) -> InputError:
+    from planner import compare
+
+    with pytest.raises(InputError) as caught:
+        compare(SERVE16, out=tmp_path / "o", tokens_per_month=tokens)
+    return caught.value
+
+
+class StrNamesIt:
+    """An object whose text is a valid NAME=COUNT: before, taken through str()."""
+
+    def __str__(self) -> str:
+        return "chat-7b-16users=1M"
+
+
+@pytest.mark.parametrize(("tokens", "entry", "shown", "what"), [
+    ([np.array(["chat-7b-16users=1M"])], "tokens_per_month[0]", "of type ndarray", "a text"),
+    ([b"chat-7b-16users=1M"], "tokens_per_month[0]", "b'chat-7b-16users=1M' (bytes)", "a text"),
+    ([StrNamesIt()], "tokens_per_month[0]", "of type StrNamesIt", "a text"),
+    (["chat-7b-16users=1M", None], "tokens_per_month[1]", "None (NoneType)", "a text"),
+    ({"chat-7b-16users": np.array([1e8])}, "tokens_per_month['chat-7b-16users']", "of type ndarray", "a count"),
+    ({"chat-7b-16users": b"1M"}, "tokens_per_month['chat-7b-16users']", "b'1M' (bytes)", "a count"),
+    (np.array(["200M"]), "tokens_per_month", "of type ndarray", "a count"),
+])
+def test_m3_an_item_no_text_or_number_is_named_with_its_type(tmp_path: Path, tokens: object, entry: str, shown: str,
+                                                             what: str) -> None:
+    err = _volume_error(tmp_path, tokens)
+    # before: "1M']" is not a token count (a fragment of numpy's repr), or StrNamesIt taken as 1M
+    assert (err.entry, err.problem) == (entry, f"is {shown}, not {what}")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_m3_texts_and_numbers_are_still_taken(tmp_path: Path) -> None:
+    from planner import compare
+
+    for i, tokens in enumerate((["chat-7b-16users=1M"], [1_000_000], {"chat-7b-16users": np.int64(1_000_000)})):
+        r = compare(SERVE16, tokens_per_month=tokens)
+        assert r is not None, (i, tokens)

@@ -525,9 +525,8 @@ def test_missing_base_directory_says_where_it_looked(tmp_path: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(base=tmp_path / "nowhere")
     assert str(excinfo.value) == (
-        f"the catalog directory {tmp_path / 'nowhere'} does not exist. The shipped catalog is the 'catalog/' "
-        "folder beside the 'planner/' package (a regular install copies it into the package as "
-        "planner/catalog_data); reinstall with 'pip install .' or 'pip install -e .'."
+        f"{tmp_path / 'nowhere'}: no such catalog directory (base=). base= is a catalog directory holding the "
+        "catalog files (gpus.yaml, platforms.yaml, ...; catalog/README.md); leave it out for the shipped catalog."
     )
 
 

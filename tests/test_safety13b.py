@@ -476,7 +476,7 @@ def test_a_base_catalog_that_is_a_file_says_so(tmp_path: Path) -> None:
     (tmp_path / "gpus.yaml").write_text((ROOT / "catalog" / "gpus.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(CatalogError) as caught:
         load_catalog(base=tmp_path / "gpus.yaml")
-    assert str(caught.value) == (f"the catalog directory {tmp_path / 'gpus.yaml'} is a file, not a directory. Give "
+    assert str(caught.value) == (f"{tmp_path / 'gpus.yaml'}: is a file, not a directory (base=). Give "
                                  f"the folder that holds it: base={str(tmp_path)!r}.")
 
 

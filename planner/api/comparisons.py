@@ -123,9 +123,10 @@ class VolumeError(InputError):
     entry is ``tokens_per_month`` and a hint's count is ``tokens_per_month='30T'``; :meth:`cli_line` is the line
     the command prints, naming the option (``--tokens-per-month: ...``, ``--tokens-per-month 30T``)."""
 
-    def __init__(self, problem: str, *, hint: str | None = None) -> None:
-        self.command_line = InputError(problem, entry="--tokens-per-month", hint=hint).one_line()
-        super().__init__(problem, entry="tokens_per_month", hint=_keyword_counts(hint) if hint else hint)
+    def __init__(self, problem: str, *, hint: str | None = None, at: str = "") -> None:
+        """``at``: the item or key refused, after the name (``[0]``, ``['chat']``; the API's list and mapping forms)."""
+        self.command_line = InputError(problem, entry="--tokens-per-month" + at, hint=hint).one_line()
+        super().__init__(problem, entry="tokens_per_month" + at, hint=_keyword_counts(hint) if hint else hint)
 
     def cli_line(self) -> str:
         """The error as the command line prints it (naming ``--tokens-per-month``), on one line."""
@@ -136,6 +137,17 @@ def _keyword_counts(text: str) -> str:
     """'--tokens-per-month qlora-7b=200M' as the keyword takes it: ``tokens_per_month='qlora-7b=200M'``."""
     return re.sub(r"--tokens-per-month (\S+?)(?=[.,;:)]*(?:\s|$))", lambda m: f"tokens_per_month={m.group(1)!r}",
                   text)
+
+
+def _odd_count(item: Any) -> str | None:
+    """How ``item`` is shown when it is neither a text nor a number (an array, bytes, an object: h24b M3), which
+    the count readers would see as the text ``str()`` makes of it; None for a text or a number."""
+    import numbers
+
+    if isinstance(item, (str, numbers.Number)):
+        return None
+    plain = type(item) is type(None) or (type(item) is bytes and len(item) <= 40)  # no object's own __repr__
+    return f"{item!r} ({type(item).__name__})" if plain else f"of type {type(item).__name__}"
 
 
 def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
@@ -150,7 +162,9 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         VolumeError: (an InputError naming ``tokens_per_month``; its :meth:`VolumeError.cli_line` names
             ``--tokens-per-month``) a count that is not one or not above 0 or above 31T, an empty name ('=1M'), an unknown workload name (with a
             did-you-mean; a name in another Unicode spelling, NFKC-equal, names its workload), a workload
-            named twice, a bare count for a scenario of several workloads, or an empty mapping or list.
+            named twice, a bare count for a scenario of several workloads, or an empty mapping or list; a
+            value, list item or mapping value that is neither a text nor a number (an array, bytes), named at
+            its item (``tokens_per_month[0]``) or key (``tokens_per_month['chat']``).
     """
     from planner.core.errors import did_you_mean
     from planner.core.names import resolve_name
@@ -170,13 +184,22 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         value = [value]
     if isinstance(value, dict):
         items = [(str(k), v) for k, v in value.items()]
-        for k, _ in items:
+        for k, v in items:
+            odd = _odd_count(v)
+            if odd is not None:
+                raise VolumeError(f"is {odd}, not a count", at=f"[{k!r}]",
+                                  hint=f"Give a number of tokens or a text: {{{k!r}: '200M'}} (k, M, B, T).")
             if k != k.strip():  # {'qlora-7b ': ...}: refused as the 'NAME =COUNT' string is (h15b leftover)
                 raise VolumeError(f"key {k!r} has a blank at its {'start' if k != k.lstrip() else 'end'}",
                                   hint=f"Write the workload's name without blanks: {{{k.strip()!r}: ...}}.")
     elif isinstance(value, (list, tuple)):
         items = []
-        for x in value:
+        for i, x in enumerate(value):
+            odd = _odd_count(x)
+            if odd is not None:  # not split at '=' in the text str() makes of it (h24b M3)
+                raise VolumeError(f"is {odd}, not a text", at=f"[{i}]",
+                                  hint=f"Give each item as a str: '{names[0]}=200M', or the count alone for a "
+                                       "one-workload scenario.")
             name, sep, count = str(x).rpartition("=")  # the last '=': a workload's name may hold one ('a=b')
             if sep and not name.strip():  # '=1M' names no workload: not taken for a bare count
                 raise VolumeError(f"{str(x)!r} names no workload before '='",
@@ -189,6 +212,10 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                                   hint=f"Write it without blanks: --tokens-per-month {name.strip()}={count.strip()}.")
             items.append((name, count) if sep else ("", x))
     else:
+        odd = _odd_count(value)
+        if odd is not None:
+            raise VolumeError(f"is {odd}, not a count",
+                              hint=f"Give a str or a number: '200M' (k, M, B, T), or {{'{names[0]}': '200M'}}.")
         items = [("", value)]
     out: dict[str, float] = {}
     from planner.core.fields import ascii_digits_hint, plain_number, shown_number

@@ -174,14 +174,26 @@ def _range_hint(key: str, value: str) -> str | None:
     return f"{value.strip()} is {side} than --{key.replace('_', '-')} takes: give a whole number from 1 to {most}."
 
 
+def _is_max(value: Any) -> bool:
+    """Whether ``value`` is the text 'max'. Only a text is compared: numpy's ``==`` of an array gives an array,
+    whose truth is ambiguous (a ValueError), and a caller's object may make ``__eq__`` raise (h24b N1); a
+    str subclass is already the plain str it holds (:func:`planner.api.inputs.plain_texts`)."""
+    return isinstance(value, str) and value == "max"
+
+
 def _targets(given: dict[str, Any]) -> list[str]:
     """The targets given 'max'; every other target value checked and made an int.
 
     Raises:
-        OptionError: a target that is neither a whole number nor 'max'.
+        OptionError: a target that is neither a whole number nor 'max' (an array, a list, bytes, another
+            object: named with its type, whatever it holds); with no target 'max', one below the least the
+            key takes (0, -1) or a fraction, named at its keyword.
         UsageError: not exactly one target is 'max'.
     """
+    import numbers
+
     from planner.core.errors import UsageError, close_matches
+    from planner.core.fieldhints import _kind
     from planner.core.fields import whole_number_hint
     from planner.workload.inputs import OptionError
 
@@ -191,12 +203,19 @@ def _targets(given: dict[str, Any]) -> list[str]:
             # True is no count, and no 'max' either: refused as a whole number is, before the one-'max' rule (h17b #5d)
             raise OptionError(f"must be a whole number or 'max', not {str(bool(v)).lower()}", entry=k,
                               hint=f"Give {k}='max' for the largest that fits, or a whole number.")
+        if v is not None and not isinstance(v, (str, numbers.Number)):
+            # an array (np.array(['max']) too), a list, bytes, an object: refused by its type, never compared with
+            # 'max' (h24b N1, M2)
+            raise OptionError(f"must be a whole number or 'max', not {_kind(v)}", entry=k,
+                              hint=f"Give {k}='max' (a str) for the largest that fits, or a whole number (an int).")
         if isinstance(v, str) and v != "max" and not v.strip().isdigit() and not (k == "gpu_layers" and v == "all"):
             flag = "--" + k.replace("_", "-")
             raise OptionError(f"must be a whole number or 'max', not {v!r}", entry=k,
                               hint="Did you mean 'max'?" if close_matches(v.strip().lower(), ["max"]) else
                               _range_hint(k, v) or whole_number_hint(v, lambda n: f"{flag} {n}"))
-    targets = [k for k in FIT_TARGETS if given.get(k) == "max"]
+    targets = [k for k in FIT_TARGETS if _is_max(given.get(k))]
+    if not targets:
+        _no_target_given(given)
     if len(targets) != 1:
         raise UsageError("fit() needs exactly one of micro_batch, seq_len, context, concurrency, gpu_layers set to "
                          "'max'", usage="give exactly one of --micro-batch, --seq-len, --context, --concurrency, "
@@ -205,6 +224,38 @@ def _targets(given: dict[str, Any]) -> list[str]:
         if isinstance(given.get(k), str) and k != targets[0] and not (k == "gpu_layers" and given[k] == "all"):
             given[k] = int(given[k])
     return targets
+
+
+def _no_target_given(given: dict[str, Any]) -> None:
+    """With no target 'max': refuse, at its keyword, a target number that is no count fit takes (0 or -1 where
+    the least is 1, a fraction), which may have been meant as 'max' (h24b M2); the one-'max' rule follows.
+    A text is a digit string here (:func:`_targets` refused the others); the CLI passes its options as texts,
+    so a text's hint names the option (``--context max``), a number's the keyword (``context='max'``).
+
+    Raises:
+        OptionError: naming the keyword, with the least value and 'max' as hint.
+    """
+    import math
+
+    from planner.core.fieldhints import plain_number
+    from planner.core.fields import whole_number_hint
+    from planner.workload.inputs import OptionError
+
+    for k in FIT_TARGETS:
+        v = plain_number(given.get(k))
+        text = isinstance(v, str)
+        spell = (lambda n, k=k: f"--{k.replace('_', '-')} {n}") if text else (lambda n, k=k: f"{k}={n}")
+        if text and v.strip().isdigit():
+            v = int(v.strip())
+        if isinstance(v, float) and math.isfinite(v) and not v.is_integer():
+            raise OptionError(f"must be a whole number or 'max', not {v!r}", entry=k,
+                              hint=f"Give {spell(repr('max') if not text else 'max')} for the largest that fits. "
+                                   + (whole_number_hint(v, spell) or ""))
+        least = 0 if k == "gpu_layers" else 1
+        if isinstance(v, int) and not isinstance(v, bool) and v < least:
+            raise OptionError(f"must be at least {least} or 'max', not {v}", entry=k,
+                              hint=f"Give {spell(repr('max') if not text else 'max')} for the largest that fits, "
+                                   f"or a whole number from {least}.")
 
 
 def _no_max_written(source: tuple[Any, str | None, str], given: dict[str, Any]) -> Any:
@@ -223,7 +274,7 @@ def _no_max_written(source: tuple[Any, str | None, str], given: dict[str, Any]) 
         if not (isinstance(v, str) and v.strip().lower() == "max") or k in given:
             continue  # an option given for k replaces the file's value
         flag = "--" + k.replace("_", "-")
-        others = [o for o in FIT_TARGETS if given.get(o) == "max"]
+        others = [o for o in FIT_TARGETS if _is_max(given.get(o))]
         if others:
             oflag = "--" + others[0].replace("_", "-")
             hint = (f"fit searches exactly one value, here {oflag} max: write {k}: N (a whole number) in the file, "
@@ -298,7 +349,7 @@ def fit(*extra: Any, gpu: str | None = None, workload: Any = None, catalog: Any 
     task = given.get("task", written.get("task"))
     if task is None:
         task = given["task"] = section
-    if task != section:
+    if isinstance(task, str) and task != section:  # another type: the workload reader refuses it (h24b N1)
         raise OptionError(f"is an option of task {section}, not {task}", entry=target,
                           hint=f"Give --task {section}, or another target for task {task}.")
     # vllm serve's card defaults; the workload reader reads gpus (training: data parallel x tp; inference:

@@ -285,12 +285,13 @@ _OVERLAY_HINT = ("The catalog overlay (--catalog DIR; catalog= in Python) is a d
 def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:
     """:func:`load_catalog`'s work."""
     base_dir = Path(base) if base is not None else default_catalog_dir()
-    if base is not None and base_dir.exists() and not base_dir.is_dir():  # base='dir/gpus.yaml': not "missing"
-        raise CatalogError(f"the catalog directory {base_dir} is a file, not a directory",
-                           hint=f"Give the folder that holds it: base={str(base_dir.parent)!r}.")
-    if not base_dir.is_dir():
+    if base is not None:
+        from planner.catalog.basedir import check_base
+
+        check_base(base_dir)
+    elif not base_dir.is_dir():
         raise CatalogError(
-            f"the catalog directory {base_dir} does not exist",
+            "the shipped catalog directory does not exist", file=str(base_dir),
             hint="The shipped catalog is the 'catalog/' folder beside the 'planner/' package (a regular install "
             "copies it into the package as planner/catalog_data); reinstall with 'pip install .' or "
             "'pip install -e .'.",

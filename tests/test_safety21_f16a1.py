@@ -254,8 +254,10 @@ def test_an_unreadable_listed_report_is_said_to_be_unreadable(tmp_path: Path, mo
     if os.access(out / "a.md", os.R_OK):  # root reads it anyway: stand in for a user who cannot
         from planner.core import destinations
 
+        real_access = os.access  # the report alone: the folder stays writable (f24a refuses an unwritable one first)
         monkeypatch.setattr(destinations, "own_file_sha256", lambda p: None)
-        monkeypatch.setattr(destinations.os, "access", lambda p, m, **k: False)
+        monkeypatch.setattr(destinations.os, "access",
+                            lambda p, m, **k: False if os.fspath(p) == os.fspath(out / "a.md") else real_access(p, m, **k))
     with pytest.raises(OutputError) as caught:
         _set(out, {"a.md": "y"})
     monkeypatch.undo()

@@ -1,0 +1,74 @@
+"""Issue 28, hostile pass 24: findings of report h24b fixed on branch f24c.
+
+- M6: a 30,000-character unknown name is echoed as its first 80 characters and its length (the shared
+  planner.core.names.clip_text) for GPU and platform ids (a scenario's constraints, ``--gpu``, ``fit(gpu=)``),
+  ``--format`` items and ``--tokens-per-month`` workload names, as it was for models and choices.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner import fit
+from planner.cli.main import main as cli_main
+from planner.core.errors import InputError
+from planner.core.names import MAX_ECHO_CHARS
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+LONG = "q" * 30_000
+
+
+def _clipped(text: str) -> str:
+    """The clip as the messages quote it: the first 80 characters and the length, in quotes."""
+    return f"'{text[:MAX_ECHO_CHARS]}... ({len(text):,} characters)'"
+
+
+def _cli_error(args: list[str], capsys) -> str:
+    with pytest.raises(SystemExit) as got:
+        cli_main(args)
+    err = capsys.readouterr().err
+    assert got.value.code == 2, err[:300]
+    assert err.count("\n") == 1 and len(err) < 600, len(err)  # one line, not 30 KB
+    return err
+
+
+# ----- M6: every unknown name is clipped ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("key", "what", "listing"), [("allowed_gpus", "GPU", "gpus"),
+                                                      ("allowed_platforms", "platform", "platforms")])
+def test_a_long_unknown_id_in_constraints_is_clipped(tmp_path, capsys, key, what, listing):
+    sc = tmp_path / "lg.yaml"
+    sc.write_text("name: x\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: infer\n"
+                  f"constraints:\n  {key}: [{LONG}]\n")
+    err = _cli_error(["plan", str(sc), "--out", str(tmp_path / "o")], capsys)
+    assert err == (f"Error: {sc}:7: constraints.{key}: unknown {what} {_clipped(LONG)}. 'planner catalog {listing}' "
+                   "lists the valid ids.\n"), err[:300]
+
+
+def test_a_long_unknown_gpu_option_is_clipped(capsys):
+    err = _cli_error(["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", LONG], capsys)
+    assert err == f"Error: --gpu: unknown GPU {_clipped(LONG)}. 'planner catalog gpus' lists the valid ids.\n", err[:300]
+
+
+def test_a_long_unknown_gpu_keyword_is_clipped():
+    with pytest.raises(InputError) as got:
+        fit(model="llama-2-7b", task="infer", gpu=LONG, context="max")
+    said = str(got.value)
+    assert said == f"gpu: unknown GPU {_clipped(LONG)}. 'planner catalog gpus' lists the valid ids.", said[:300]
+
+
+def test_a_long_format_item_is_clipped(tmp_path, capsys):
+    err = _cli_error(["plan", str(SCENARIOS / "serve-7b-2k-1user.yaml"), "--out", str(tmp_path / "o"),
+                      "--format", f"md,{LONG}"], capsys)
+    assert err == (f"Error: --format: {_clipped(LONG)} is not a report format; give a comma-separated list of "
+                   "xlsx, csv, json, md.\n"), err[:300]
+
+
+def test_a_long_tokens_per_month_workload_name_is_clipped(capsys):
+    err = _cli_error(["compare", str(SCENARIOS / "serve-7b-2k-1user.yaml"), "--tokens-per-month", f"{LONG}=1M"],
+                     capsys)
+    # the scenario's one workload is chat-7b-1user (scenarios/serve-7b-2k-1user.yaml)
+    assert err == (f"Error: --tokens-per-month: no workload {_clipped(LONG)} in the scenario. "
+                   "Valid: chat-7b-1user.\n"), err[:300]

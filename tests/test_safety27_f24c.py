@@ -3,6 +3,8 @@
 - M6: a 30,000-character unknown name is echoed as its first 80 characters and its length (the shared
   planner.core.names.clip_text) for GPU and platform ids (a scenario's constraints, ``--gpu``, ``fit(gpu=)``),
   ``--format`` items and ``--tokens-per-month`` workload names, as it was for models and choices.
+- M4: an unknown model in a scenario or workload file (or a mapping the API is given) ends with "model: takes
+  ...", and ``model=`` in the API with "model= takes ..."; ``--model`` keeps "--model takes ...".
 """
 
 from __future__ import annotations
@@ -72,3 +74,41 @@ def test_a_long_tokens_per_month_workload_name_is_clipped(capsys):
     # the scenario's one workload is chat-7b-1user (scenarios/serve-7b-2k-1user.yaml)
     assert err == (f"Error: --tokens-per-month: no workload {_clipped(LONG)} in the scenario. "
                    "Valid: chat-7b-1user.\n"), err[:300]
+
+
+# ----- M4: an unknown model names the key the user wrote ------------------------------------------------------------
+
+from planner import estimate, plan  # noqa: E402
+from planner.model.models import ACCEPTED_FORMS  # noqa: E402
+
+#: ACCEPTED_FORMS past its subject ('--model'): what every form of the hint goes on to say
+TAKES = ACCEPTED_FORMS.split(" takes ", 1)[1]
+CLOSE = "Did you mean 'llama-2-7b' or 'llama-2-70b' or 'llama-2-13b'?"
+
+
+def test_an_unknown_model_in_a_scenario_file_names_model_key(tmp_path, capsys):
+    sc = tmp_path / "m4.yaml"
+    sc.write_text("name: x\nworkloads:\n  - name: w\n    model: llama-2-7x\n    task: infer\n")
+    err = _cli_error(["plan", str(sc), "--out", str(tmp_path / "o")], capsys)
+    assert err == (f"Error: {sc}:4: workloads[0].model: unknown model 'llama-2-7x'. {CLOSE} model: takes {TAKES}\n"), err
+
+
+def test_an_unknown_model_in_a_workload_file_names_model_key_and_the_option_keeps_its_name(tmp_path, capsys):
+    wl = tmp_path / "w4.yaml"
+    wl.write_text("model: llama-2-7x\ntask: infer\n")
+    err = _cli_error(["estimate", "--workload", str(wl)], capsys)
+    assert err == f"Error: {wl}:1: model: unknown model 'llama-2-7x'. {CLOSE} model: takes {TAKES}\n", err
+    # --model over the file's model: the option is what the user wrote
+    err = _cli_error(["estimate", "--workload", str(wl), "--model", "llama-2-7x"], capsys)
+    assert err == f"Error: --model: unknown model 'llama-2-7x'. {CLOSE} --model takes {TAKES}\n", err
+
+
+def test_an_unknown_model_in_the_api_names_the_keyword_or_the_mapping_key():
+    with pytest.raises(InputError) as got:
+        estimate(model="llama-2-7x", task="infer")
+    assert str(got.value) == f"model: unknown model 'llama-2-7x'. {CLOSE} model= takes {TAKES}", str(got.value)
+    with pytest.raises(InputError) as got:
+        plan({"name": "x", "workloads": [{"name": "w", "model": "llama-2-7x", "task": "infer"}]})
+    said = str(got.value)
+    assert said == f"workloads[0].model: unknown model 'llama-2-7x'. {CLOSE} model: takes {TAKES}", said
+    assert "--model" not in said

@@ -5,6 +5,9 @@
   ``--format`` items and ``--tokens-per-month`` workload names, as it was for models and choices.
 - M4: an unknown model in a scenario or workload file (or a mapping the API is given) ends with "model: takes
   ...", and ``model=`` in the API with "model= takes ..."; ``--model`` keeps "--model takes ...".
+- M7: a fraction where a whole number of at least 1 belongs is hinted only with whole numbers the key takes
+  (``concurrency: 0.5``: 'concurrency: 1', not 'or concurrency: 0'), and ``max_new_tokens: 0.5`` hints
+  ``tokens_per_request: 1``, not 0.5.
 """
 
 from __future__ import annotations
@@ -112,3 +115,48 @@ def test_an_unknown_model_in_the_api_names_the_keyword_or_the_mapping_key():
     said = str(got.value)
     assert said == f"workloads[0].model: unknown model 'llama-2-7x'. {CLOSE} model: takes {TAKES}", said
     assert "--model" not in said
+
+
+# ----- M7: a hint is a value the key takes -------------------------------------------------------------------------
+
+def _infer_line(tmp_path, capsys, key_value: str, task: str = "infer") -> str:
+    sc = tmp_path / "h.yaml"
+    extra = "    method: lora\n" if task == "train" else ""
+    sc.write_text(f"name: x\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: {task}\n{extra}    {key_value}\n")
+    err = _cli_error(["plan", str(sc), "--out", str(tmp_path / "o")], capsys)
+    return err.removeprefix(f"Error: {sc}:").rstrip("\n")
+
+
+@pytest.mark.parametrize(("key_value", "task", "said"), [
+    # every key here is at least 1 (planner.workload: entry.int(key, ..., min=1)): 0 is refused, 1 is the next up
+    ("concurrency: 0.5", "infer", "6: workloads[0].concurrency: must be a whole number, not 0.5. Write a whole number: "
+                                  "concurrency: 1 (rounded up)."),
+    ("context: 0.5", "infer", "6: workloads[0].context: must be a whole number, not 0.5. Write a whole number: "
+                              "context: 1 (rounded up)."),
+    ("tokens_per_request: 0.4", "infer", "6: workloads[0].tokens_per_request: must be a whole number, not 0.4. Write a "
+                                         "whole number: tokens_per_request: 1 (rounded up)."),
+    ("tokens_per_request: 1.0e-300", "infer", "6: workloads[0].tokens_per_request: must be a whole number, not 1e-300. "
+                                              "Write a whole number: tokens_per_request: 1 (rounded up)."),
+    ("micro_batch: 0.5", "train", "7: workloads[0].micro_batch: must be a whole number, not 0.5. Write a whole number: "
+                                  "micro_batch: 1 (rounded up)."),
+    # above the floor both whole numbers around it are taken
+    ("concurrency: 2.5", "infer", "6: workloads[0].concurrency: must be a whole number, not 2.5. Write a whole number: "
+                                  "concurrency: 3 (rounded up) or concurrency: 2."),
+])
+def test_a_fraction_is_hinted_with_whole_numbers_in_range(tmp_path, capsys, key_value, task, said):
+    assert _infer_line(tmp_path, capsys, key_value, task) == said
+
+
+@pytest.mark.parametrize(("value", "write"), [("0.5", "1"), ("0", "1"), ("256", "256")])
+def test_max_new_tokens_hints_a_tokens_per_request_it_takes(tmp_path, capsys, value, write):
+    said = _infer_line(tmp_path, capsys, f"max_new_tokens: {value}")
+    assert said.startswith("6: workloads[0].max_new_tokens: unknown key 'max_new_tokens' (the name in Transformers' "
+                           f"generate); the planner's key is 'tokens_per_request'. Write tokens_per_request: {write}. "
+                           ), said
+
+
+def test_the_rounded_hints_are_taken(tmp_path):
+    # what the hints above offer is a value the key accepts: the plan runs with it
+    w = {"name": "w", "model": "llama-2-7b", "task": "infer"}
+    for keys in ({"concurrency": 1}, {"context": 1}, {"tokens_per_request": 1}):
+        assert plan({"name": "x", "workloads": [{**w, **keys}]}).total_usd > 0, keys

@@ -407,7 +407,7 @@ class Entry:
                 null = (f"Write a whole number after '{key}:' (nothing there, or ~, is YAML's null)."
                         if self.file else "Give a whole number; None is no value.")
             raise self.error(f"must be a whole number, not {_kind(value)}", key,
-                             _outside_range_hint(value, min, max, whole=True) or _int_hint(key, value) or null
+                             _outside_range_hint(value, min, max, whole=True) or _int_hint(key, value, min, max) or null
                              or _takes_hint(key, value, min, max, what, self.file))
         _check_range(self, key, value, min, max)
         return value

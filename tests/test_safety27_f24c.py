@@ -5,6 +5,8 @@
   ``--format`` items and ``--tokens-per-month`` workload names, as it was for models and choices.
 - M4: an unknown model in a scenario or workload file (or a mapping the API is given) ends with "model: takes
   ...", and ``model=`` in the API with "model= takes ..."; ``--model`` keeps "--model takes ...".
+- M1: import-skypilot's left-out summary says every reason on a line of its own with its count and first row
+  (past six reasons one row each), never "N more for M other reason(s)" hiding all but one.
 - M7: a fraction where a whole number of at least 1 belongs is hinted only with whole numbers the key takes
   (``concurrency: 0.5``: 'concurrency: 1', not 'or concurrency: 0'), and ``max_new_tokens: 0.5`` hints
   ``tokens_per_request: 1``, not 0.5.
@@ -160,3 +162,41 @@ def test_the_rounded_hints_are_taken(tmp_path):
     w = {"name": "w", "model": "llama-2-7b", "task": "infer"}
     for keys in ({"concurrency": 1}, {"context": 1}, {"tokens_per_request": 1}):
         assert plan({"name": "x", "workloads": [{**w, **keys}]}).total_usd > 0, keys
+
+
+# ----- M1: every left-out reason is said ---------------------------------------------------------------------------
+
+from planner.catalog.import_summary import left_out_lines  # noqa: E402
+from planner.catalog.skypilot import import_file  # noqa: E402
+
+from sky_helpers import G5, aws_csv  # noqa: E402
+
+
+def test_every_left_out_reason_has_its_line(tmp_path):
+    # G5 is line 2; then one row per reason, lines 3 to 10: eight reasons, more than the six shown with 3 rows each
+    bad = ["g5.b,A10G,1,4,16,,1.5,nan,us-east-1,us-east-1a,x86_64",       # 3: spot nan
+           "g5.c,A10G,1,4,16,,1.5,-inf,us-east-1,us-east-1a,x86_64",      # 4: spot -inf
+           "g5.d,A10G,1,4,16",                                            # 5: 5 fields
+           "g5.e,A10G,1,4,16,,1e308,,us-east-1,us-east-1a,x86_64",        # 6: price above the largest
+           "g5.f,A10G,1,4,1e308,,1.5,0.5,us-east-1,us-east-1a,x86_64",    # 7: memory out of range
+           "g5.g,A10G,1,4,16,,0,,us-east-1,us-east-1a,x86_64",            # 8: no on-demand price
+           "g5.h,ZZZ,1,4,16,,1.5,,us-east-1,us-east-1a,x86_64",           # 9: unknown GPU
+           "g5.i,A10G,1,4,16,,1.5,0.4,us-east-1,us-east-1a,x86_64,X,Y"]   # 10: 13 fields
+    res = import_file(aws_csv(tmp_path, G5, *bad))
+    assert [r.id for r in res.rows] == ["aws-g5-xlarge"]
+    lines = left_out_lines(res.skipped)
+    assert len(res.skipped) == 8 and len(lines) == 8, lines  # one line per reason: each row's reason is its own
+    for n, row in enumerate(bad, start=3):
+        inst = row.split(",")[0]
+        assert sum(f"(line {n}: {inst})" in line for line in lines) == 1, (inst, lines)
+    assert not any("other reason" in line for line in lines), lines
+
+
+def test_past_six_reasons_each_names_its_first_row_only():
+    # seven reasons of two rows each: the first six name both rows, the seventh its first and '...'
+    skipped = {f"i{r}{k}": f"line {10 * r + k}: reason {r}" for r in range(7) for k in range(2)}
+    lines = left_out_lines(skipped)
+    assert lines[0] == "left out 2: reason 0 (line 0: i00, line 1: i01)"
+    assert lines[5] == "left out 2: reason 5 (line 50: i50, line 51: i51)"
+    assert lines[6] == "left out 2: reason 6 (line 60: i60, ...)"
+    assert len(lines) == 7

@@ -2,7 +2,8 @@
 
 - M6: a 30,000-character unknown name is echoed as its first 80 characters and its length (the shared
   planner.core.names.clip_text) for GPU and platform ids (a scenario's constraints, ``--gpu``, ``fit(gpu=)``),
-  ``--format`` items and ``--tokens-per-month`` workload names, as it was for models and choices.
+  ``--format`` items and ``--tokens-per-month`` workload names, as it was for models and choices; so is an
+  unknown key of a mapping given to the API (at its entry) and an unknown keyword.
 - M4: an unknown model in a scenario or workload file (or a mapping the API is given) ends with "model: takes
   ...", and ``model=`` in the API with "model= takes ..."; ``--model`` keeps "--model takes ...".
 - M1: import-skypilot's left-out summary says every reason on a line of its own with its count and first row
@@ -56,7 +57,8 @@ def test_a_long_unknown_id_in_constraints_is_clipped(tmp_path, capsys, key, what
 
 def test_a_long_unknown_gpu_option_is_clipped(capsys):
     err = _cli_error(["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", LONG], capsys)
-    assert err == f"Error: --gpu: unknown GPU {_clipped(LONG)}. 'planner catalog gpus' lists the valid ids.\n", err[:300]
+    assert err == (f"Error: --gpu: unknown GPU {_clipped(LONG)}. 'planner catalog gpus' lists the valid "
+                   "ids.\n"), err[:300]
 
 
 def test_a_long_unknown_gpu_keyword_is_clipped():
@@ -81,6 +83,38 @@ def test_a_long_tokens_per_month_workload_name_is_clipped(capsys):
                    "Valid: chat-7b-1user.\n"), err[:300]
 
 
+
+@pytest.mark.parametrize(("where", "entry"), [("top", ""), ("workload", "workloads[0]: "),
+                                              ("constraints", "constraints: ")])
+def test_a_long_unknown_key_is_clipped_at_its_entry(where, entry):
+    from planner import plan
+
+    w = {"name": "w", "model": "llama-2-7b", "task": "infer"}
+    sc = {"name": "x", "workloads": [w]}
+    if where == "top":
+        sc[LONG] = 1
+    elif where == "workload":
+        sc["workloads"] = [{**w, LONG: 1}]
+    else:
+        sc["constraints"] = {LONG: 1}
+    with pytest.raises(InputError) as got:
+        plan(sc)
+    said = str(got.value)
+    assert said.startswith(f"{entry}unknown key {_clipped(LONG)}. Valid keys: "), said[:300]
+    assert LONG[:MAX_ECHO_CHARS + 1] not in said and len(said) < 1000, len(said)
+
+
+@pytest.mark.parametrize("function", ["estimate", "fit"])
+def test_a_long_unknown_keyword_is_clipped(function):
+    import planner
+
+    with pytest.raises(InputError) as got:
+        getattr(planner, function)(model="llama-2-7b", task="infer", gpu="rtx-4090", context="max", **{LONG: 1})
+    said = str(got.value)
+    assert said == (f"{function}() got an unexpected keyword argument {_clipped(LONG)}. See help(planner.{function}) "
+                    "for the keywords it takes."), said[:300]
+
+
 # ----- M4: an unknown model names the key the user wrote ------------------------------------------------------------
 
 from planner import estimate, plan  # noqa: E402
@@ -95,7 +129,8 @@ def test_an_unknown_model_in_a_scenario_file_names_model_key(tmp_path, capsys):
     sc = tmp_path / "m4.yaml"
     sc.write_text("name: x\nworkloads:\n  - name: w\n    model: llama-2-7x\n    task: infer\n")
     err = _cli_error(["plan", str(sc), "--out", str(tmp_path / "o")], capsys)
-    assert err == (f"Error: {sc}:4: workloads[0].model: unknown model 'llama-2-7x'. {CLOSE} model: takes {TAKES}\n"), err
+    assert err == (f"Error: {sc}:4: workloads[0].model: unknown model 'llama-2-7x'. {CLOSE} "
+                   f"model: takes {TAKES}\n"), err
 
 
 def test_an_unknown_model_in_a_workload_file_names_model_key_and_the_option_keeps_its_name(tmp_path, capsys):
@@ -124,7 +159,8 @@ def test_an_unknown_model_in_the_api_names_the_keyword_or_the_mapping_key():
 def _infer_line(tmp_path, capsys, key_value: str, task: str = "infer") -> str:
     sc = tmp_path / "h.yaml"
     extra = "    method: lora\n" if task == "train" else ""
-    sc.write_text(f"name: x\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: {task}\n{extra}    {key_value}\n")
+    sc.write_text("name: x\nworkloads:\n  - name: w\n    model: llama-2-7b\n"
+                  f"    task: {task}\n{extra}    {key_value}\n")
     err = _cli_error(["plan", str(sc), "--out", str(tmp_path / "o")], capsys)
     return err.removeprefix(f"Error: {sc}:").rstrip("\n")
 

@@ -154,6 +154,15 @@ def test_an_unknown_model_in_the_api_names_the_keyword_or_the_mapping_key():
     assert "--model" not in said
 
 
+def test_model_keyword_over_a_workload_file_names_the_keyword(tmp_path):
+    wl = tmp_path / "w4.yaml"
+    wl.write_text("model: llama-2-7b\ntask: infer\n")
+    with pytest.raises(InputError) as got:
+        estimate(workload=str(wl), model="llama-2-7x")
+    said = str(got.value)
+    assert said == f"model: unknown model 'llama-2-7x'. {CLOSE} model= takes {TAKES}", said  # never 'model=takes'
+
+
 # ----- M7: a hint is a value the key takes -------------------------------------------------------------------------
 
 def _infer_line(tmp_path, capsys, key_value: str, task: str = "infer") -> str:

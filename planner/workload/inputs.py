@@ -247,7 +247,7 @@ _FLAG = re.compile(r"(?<![\w-])--(no-)?([a-z][a-z0-9]*(?:-[a-z0-9]+)*)( (?:[A-Z]
 
 
 #: An option named as what it takes ('--model takes a catalog id'), which :func:`keyword_form` writes ``model=``.
-_TAKES = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*) takes\b")
+_TAKES = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*) takes\b|(?<![\w./-])([a-z][a-z0-9_]*): takes\b")
 
 
 def keyword_form(text: str) -> str:
@@ -261,8 +261,8 @@ def keyword_form(text: str) -> str:
         return f"{key}={m.group(3).strip()}" if m.group(3) else key
     # a file's 'key: value' (the workload reader words its hints for files) as the keyword's 'key=value'
     text = _KEY_BOOL.sub(lambda m: f"{m.group(1)}={m.group(2).capitalize()}", text)
-    # '--model takes a catalog id ...': the keyword is named as a caller writes it, model= (h24b M4)
-    text = _TAKES.sub(lambda m: f"{m.group(1).replace('-', '_')}= takes", text)
+    # '--model takes a catalog id ...' (or a file's 'model: takes'): the keyword as a caller writes it, model= (h24b M4)
+    text = _TAKES.sub(lambda m: f"{(m.group(1) or m.group(2)).replace('-', '_')}= takes", text)
     text = _KEY_VALUE.sub(lambda m: f"{m.group(1)}=", text)
     return _FLAG.sub(said, text)
 

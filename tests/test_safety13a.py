@@ -382,6 +382,6 @@ def test_a_full_width_model_id_gets_the_ascii_id_as_did_you_mean(tmp_path: Path)
     (tmp_path / "w.yaml").write_text("model: \uff4c\uff4c\uff41\uff4d\uff41-2-7b\ntask: infer\n", encoding="utf-8")
     r = CliRunner().invoke(main, ["estimate", "--workload", str(tmp_path / "w.yaml")])
     assert r.exit_code == 2, r.output
-    first = r.stderr.split(" --model takes")[0]
+    first = r.stderr.split(" model: takes")[0]
     assert first == (f"Error: {tmp_path / 'w.yaml'}:1: model: unknown model '\uff4c\uff4c\uff41\uff4d\uff41-2-7b'. "
                      "Did you mean 'llama-2-7b' or 'llama-2-70b' or 'llama-2-13b'?"), r.stderr

@@ -167,7 +167,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
             its item (``tokens_per_month[0]``) or key (``tokens_per_month['chat']``).
     """
     from planner.core.errors import did_you_mean
-    from planner.core.names import resolve_name
+    from planner.core.names import clip_text, resolve_name
     from planner.workload.options import token_text_problem
     from planner.workload.spec import MAX_TOKENS_PER_MONTH, TOKENS_PER_MONTH_LIMIT, parse_token_count
 
@@ -202,13 +202,13 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                                        "one-workload scenario.")
             name, sep, count = str(x).rpartition("=")  # the last '=': a workload's name may hold one ('a=b')
             if sep and not name.strip():  # '=1M' names no workload: not taken for a bare count
-                raise VolumeError(f"{str(x)!r} names no workload before '='",
+                raise VolumeError(f"{clip_text(x)!r} names no workload before '='",
                                   hint=f"Write NAME={count.strip() or '200M'} (e.g. --tokens-per-month "
                                        f"{names[0]}={count.strip() or '200M'}), or the count alone for a one-workload "
                                        "scenario.")
             if sep and name != name.strip():  # 'qlora-7b =200M': written as no other option's value is
                 where = "before the '='" if name != name.rstrip() else "before the workload name"
-                raise VolumeError(f"{str(x)!r} has a blank {where}",
+                raise VolumeError(f"{clip_text(x)!r} has a blank {where}",
                                   hint=f"Write it without blanks: --tokens-per-month {name.strip()}={count.strip()}.")
             items.append((name, count) if sep else ("", x))
     else:
@@ -253,9 +253,9 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         # workloads' names never clash (planner.core.names.resolve_name, as costs.mfu and batch_inference name them)
         given, name = name, (resolve_name(name, names) or name)
         if name not in names:
-            raise VolumeError(f"no workload {name!r} in the scenario", hint=did_you_mean(name, names))
+            raise VolumeError(f"no workload {clip_text(name)!r} in the scenario", hint=did_you_mean(name, names))
         if name in out:
-            raise VolumeError(f"names workload {name!r} twice (as {ascii(given)} too)",
+            raise VolumeError(f"names workload {clip_text(name)!r} twice (as {ascii(clip_text(given))} too)",
                               hint="Give each workload once.")
         out[name] = count
     return out

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.core.errors import InputError, UnknownKeywordError, UsageError, did_you_mean
-from planner.core.names import escape_unsafe
+from planner.core.names import clip_text, escape_unsafe
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog.gpus import Gpu
@@ -103,7 +103,9 @@ def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) 
                                           "no files, it returns its result",
                                           hint="Save the result yourself (json.dump(result.to_dict(), f)); "
                                                "planner.plan() and planner.compare() take out= for report files.")
-            raise UnknownKeywordError(f"{function}() got an unexpected keyword argument {name!r}", hint=hint)
+            # a runaway name echoed as its first 80 characters (h24b M6)
+            raise UnknownKeywordError(f"{function}() got an unexpected keyword argument {clip_text(name)!r}",
+                                      hint=hint)
 
 
 #: The most bits of a whole number an argument may carry: 2**1100 is about 1.4e331, past the range of

@@ -43,6 +43,7 @@ def report_formats(value: str | Iterable[str], *, api: bool = False) -> tuple[st
             ``planner plan --format`` prints.
     """
     from planner.core.errors import did_you_mean
+    from planner.core.names import clip_text
 
     entry = "format" if api else "--format"
 
@@ -97,11 +98,12 @@ def report_formats(value: str | Iterable[str], *, api: bool = False) -> tuple[st
         if pieces and all(q in PLAN_FORMATS for q in pieces):
             why = ("formats are separated by commas" if len(pieces) > len(parts) else
                    "format names are written in ASCII letters")
-            raise InputError(f"{bad[0]!r} is not a report format: {why}", entry=entry,
+            raise InputError(f"{clip_text(bad[0])!r} is not a report format: {why}", entry=entry,
                              hint=f"Write {write(pieces)}.")
         guess = did_you_mean(bad[0], PLAN_FORMATS) or ""
-        what = f"{bad[0]!r} is not a report format" if len(bad) == 1 else \
-            f"{', '.join(map(repr, bad))} are not report formats"
+        # a 30,000-character item echoed as its first 80 (h24b M6)
+        what = f"{clip_text(bad[0])!r} is not a report format" if len(bad) == 1 else \
+            f"{', '.join(repr(clip_text(b)) for b in bad)} are not report formats"
         # the close match is the hint: a sentence of its own after the problem's stop ('md'?, never 'md'?.)
         raise InputError(f"{what}; {valid}", entry=entry,
                          hint=guess if guess.startswith("Did you mean") else None)

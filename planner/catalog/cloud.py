@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from planner.core.fields import Entry, _kind
+from planner.core.names import clip_text
 from planner.catalog.gpus import GPU_BINARY, MAX_GPU_MEMORY_BYTES
 from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, CatalogWarning, Field, Kind, Merged,
                                     Parsed, later, read_ascii_text, read_int, read_positive, read_size,
@@ -276,7 +277,7 @@ def _check_instance_refs(m: Merged) -> None:
     for p in m.entries["instances"].values():
         gpu = p.values["gpu"]
         if gpu not in m.entries["gpus"]:
-            raise p.err(f"unknown GPU {gpu!r}", "gpu", m.gpu_ref_hint(gpu))
+            raise p.err(f"unknown GPU {clip_text(gpu)!r}", "gpu", m.gpu_ref_hint(gpu))
         usable, memory = p.values.get("gpu_memory_usable"), m.entries["gpus"][gpu].values.get("memory")
         if usable is not None and memory is not None and usable > memory:
             raise p.err(f"gpu_memory_usable {usable / 2**30:,.2f} GiB is more than GPU {gpu!r} holds: its memory is "

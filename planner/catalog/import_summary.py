@@ -13,8 +13,10 @@ _LINE_REASON = re.compile(r"line ([0-9]+)(?:, |: )(.*)", re.S)
 
 
 def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3) -> list[str]:
-    """What an import left out, in at most ``reasons`` + 1 lines: per reason (most instance types first)
-    the count and the first ``names`` instance types; the rest in one line. A reason found on a line of
+    """What an import left out, one line per reason (most instance types first): its count and its first
+    ``names`` instance types, past the first ``reasons`` reasons only its first one, so that every reason and
+    its first row are said however many there are, in a line each (h24b M1: a line for "N more for M other
+    reasons" hid all but one of them). A reason found on a line of
     the file ('line 12, column Price: ...') is counted without its line number (2,000 rows priced '$1.29'
     are one reason), its first rows shown by line, in the file's order ('line 2: g6.xlarge').
 
@@ -35,15 +37,11 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
         row = f"the row on line {line}"  # a row of no instance type, or one left out of an instance kept: 'of X'
         return f"line {line}" + (inst[len(row):] if inst == row or inst.startswith(row + " of ") else f": {inst}")
 
-    for why in order[:reasons]:
+    for n, why in enumerate(order):
         insts = sorted(by_reason[why])
-        shown = ", ".join(item(*x) for x in insts[:names]) + (", ..." if len(insts) > names else "")
+        first = names if n < reasons else 1  # the examples are clipped, never a reason
+        shown = ", ".join(item(*x) for x in insts[:first]) + (", ..." if len(insts) > first else "")
         lines.append(f"left out {len(insts)}: {why} ({shown})")
-    rest = order[reasons:]
-    if rest:
-        count = sum(len(by_reason[why]) for why in rest)
-        lines.append(f"left out {count} more for {len(rest)} other reason(s) (e.g. "
-                     f"{item(*sorted(by_reason[rest[0]])[0])}: {rest[0]})")
     return lines
 
 

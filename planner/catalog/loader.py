@@ -51,7 +51,7 @@ from typing import Any, NamedTuple
 from planner.core.frozenmap import FrozenMap
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, plain_number
-from planner.core.names import unsafe_problem
+from planner.core.names import clip_text, unsafe_problem
 from planner.core.yamlio import YamlProblem, read_mapping
 from planner.catalog.cloud import INSTANCES, CloudInstance
 from planner.catalog.fingerprint import content_fingerprint
@@ -243,7 +243,7 @@ def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str,
                "cloud.yaml": "cloud", "models.yaml": "models"}[file]
     hint = removal_hint(removed or {}, item_id, file) or (
         did_you_mean(str(item_id), ids, listing=listing) if ids else f"The catalog has no {file} entries.")
-    raise CatalogError(f"unknown {what} {item_id!r}", hint=hint)
+    raise CatalogError(f"unknown {what} {clip_text(item_id)!r}", hint=hint)  # its first 80 (h24b M6)
 
 
 # ----- loading ------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.core.errors import did_you_mean
+from planner.core.names import clip_text
 from planner.core.fields import Entry
 from planner.core.units import format_size
 from planner.catalog.gpus import COOLING_KINDS, FORM_FACTORS, Gpu
@@ -353,7 +354,7 @@ def _check_fixed_gpu(p: Parsed, m: Merged) -> None:
     gpus = m.entries["gpus"]
     fixed = p.values["fixed_gpu"]
     if fixed not in gpus:
-        raise p.err(f"unknown GPU {fixed!r}", "fixed_gpu", m.gpu_ref_hint(fixed))
+        raise p.err(f"unknown GPU {clip_text(fixed)!r}", "fixed_gpu", m.gpu_ref_hint(fixed))
     ff = gpus[fixed].values["form_factor"]
     if ff not in p.values["form_factors"]:
         raise p.err(f"the fixed GPU {fixed!r} has form_factor {ff!r}, which form_factors "

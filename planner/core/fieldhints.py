@@ -245,9 +245,9 @@ def _outside_range_hint(value: Any, lo: float | None, hi: float | None, whole: b
     return f"{value.strip()} is {side} than this field takes: give {what} {span}."
 
 
-def _int_hint(key: str, value: Any) -> str | None:
-    """:func:`whole_number_hint` for a file's ``key: value``."""
-    return whole_number_hint(value, lambda n: f"{key}: {n}")
+def _int_hint(key: str, value: Any, lo: float | None = None, hi: float | None = None) -> str | None:
+    """:func:`whole_number_hint` for a file's ``key: value`` whose range is ``lo`` to ``hi``."""
+    return whole_number_hint(value, lambda n: f"{key}: {n}", lo=lo, hi=hi)
 
 
 #: The separators and signs written with digits of other scripts, as ASCII writes them: the Arabic decimal and
@@ -336,7 +336,8 @@ def _large_suffix_hint(value: str, number: str, unit: str, spell: Callable[[str]
             f"'{unit}' read as {word}); the planner reads no suffix.")
 
 
-def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
+def whole_number_hint(value: Any, spell: Callable[[str], str], *, lo: float | None = None,
+                      hi: float | None = None) -> str | None:
     """What to write instead of a text where a whole number belongs, or None.
 
     '4096' (quoted): the number without quotes. '8k' / '32K' / '1M': the number written out,
@@ -346,6 +347,8 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
 
     Args:
         spell: how the hint writes the key with a number ('seq_len: 8192', '--seq-len 8192').
+        lo, hi: the key's range (None: open): a fraction's hint offers only the whole numbers in it, the next
+            one up brought into it (``concurrency: 0.5``, at least 1: 'concurrency: 1', never 0; h24b M7).
     """
     if isinstance(value, float) and math.isfinite(value) and 0 < value < 1e6 and re.fullmatch(
             r"[1-9][0-9]{0,2}\.[0-9]{3}", repr(value)):
@@ -354,7 +357,17 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
                 "planner reads '.' as a decimal point.")
     if isinstance(value, float) and math.isfinite(value) and 0 < value < 1e15 and not value.is_integer():
         # a fraction where a count belongs ('slot_width: 2.5', a card 2.5 slots wide, takes 3): the two whole numbers
-        return f"Write a whole number: {spell(str(math.ceil(value)))} (rounded up) or {spell(str(math.floor(value)))}."
+        # around it that the key's range holds, the next one up raised to its floor (0.5 of a count from 1 is 1)
+        up, down = math.ceil(value), math.floor(value)
+        if lo is not None:
+            up = max(up, math.ceil(lo))
+        taken = [n for n in dict.fromkeys((up, down))
+                 if (lo is None or n >= lo) and (hi is None or n <= hi)]
+        if not taken:
+            return None
+        if len(taken) == 1:
+            return f"Write a whole number: {spell(str(taken[0]))}{' (rounded up)' if taken[0] > value else ''}."
+        return f"Write a whole number: {spell(str(up))} (rounded up) or {spell(str(down))}."
     if isinstance(value, float) and not math.isfinite(value):  # '.inf', '.nan' in a file
         return _NO_INFINITE
     if not isinstance(value, str):

@@ -17,8 +17,8 @@ from typing import Any
 
 from planner.core.errors import InputError, ScenarioError
 from planner.core.escape import XSTRING_ESCAPE, cell_units
-from planner.core.names import (MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, name_problem, text_glyph_problem,
-                                unsafe_problem)
+from planner.core.names import (MAX_ECHO_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS, clip_text, may_be_unsafe, name_problem,
+                                text_glyph_problem, unsafe_problem)
 from planner.core.list_hints import flow_list as _flow_list, key_hint
 from planner.core.written import as_written, other_spelling_hint
 from planner.core.units import (UNDERFLOW_HINT, NotWhole, UnitError, dotted_thousands, parse_rate, parse_size,
@@ -153,6 +153,9 @@ class Entry:
         for key in self.data:
             if not isinstance(key, str):
                 raise self.error(f"key {key!r} is not a name", None, key_hint(allowed))
+            if key not in allowed and len(key) > MAX_ECHO_CHARS:  # a runaway key: its first 80, at its entry (h24b M6)
+                raise self.error(f"unknown key {clip_text(key)!r}", None,
+                                 "Valid keys: " + ", ".join(sorted(allowed)) + ".")
             if key not in allowed:
                 told = _flow_list(self.data, key) or (explain(key, self.data[key]) if explain is not None else None)
                 if told is not None:
@@ -407,7 +410,7 @@ class Entry:
                 null = (f"Write a whole number after '{key}:' (nothing there, or ~, is YAML's null)."
                         if self.file else "Give a whole number; None is no value.")
             raise self.error(f"must be a whole number, not {_kind(value)}", key,
-                             _outside_range_hint(value, min, max, whole=True) or _int_hint(key, value) or null
+                             _outside_range_hint(value, min, max, whole=True) or _int_hint(key, value, min, max) or null
                              or _takes_hint(key, value, min, max, what, self.file))
         _check_range(self, key, value, min, max)
         return value

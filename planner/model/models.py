@@ -57,6 +57,11 @@ ACCEPTED_FORMS = (
     "holding one, or a Hugging Face id org/name whose config.json is already in the local Hugging Face cache."
 )
 
+
+#: :data:`ACCEPTED_FORMS` as a scenario's or workload's ``model:`` key takes them (a file's, or a mapping's a
+#: script gives: no ``--model`` was written, h24b M4).
+KEY_ACCEPTED_FORMS = ACCEPTED_FORMS.replace("--model takes", "model: takes", 1)
+
 # Hugging Face repository names: letters, digits, '-', '_', '.'; an optional 'org/' in front.
 #: A web address: a scheme (https://), or a Hugging Face page written without one (huggingface.co/org/name).
 _WEB = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|(?:www\.)?(?:huggingface\.co|hf\.co)/)", re.IGNORECASE)

@@ -193,7 +193,7 @@ from planner.catalog.loader import Catalog, purchasable_gpus, removal_hint
 from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
-from planner.core.names import (clash_key, escape_unsafe, lookalike_key, lookalike_note, safe_stem,
+from planner.core.names import (clip_text, clash_key, escape_unsafe, lookalike_key, lookalike_note, safe_stem,
                                  spelling_note, windows_reserved)
 from planner.core.fields import Entry
 from planner.core.list_hints import bracket_hint
@@ -768,8 +768,8 @@ def _ids(e: Entry, key: str, known: Sequence[str], what: str,
             listing = "gpus" if what == "GPU" else "platforms"  # the two lists constraints name ids from
             removal = removal_hint(removed or {}, v, f"{listing}.yaml")
             if removal is not None:
-                raise e.error(f"unknown {what} {v!r}", key, removal)
-            raise e.error(f"unknown {what} {v!r}", key,
+                raise e.error(f"unknown {what} {clip_text(v)!r}", key, removal)
+            raise e.error(f"unknown {what} {clip_text(v)!r}", key,  # its first 80 (h24b M6)
                           bracket_hint(key, v, known) or did_you_mean(v, known, listing=listing))
     if len(set(values)) != len(values):
         dup = next(v for v in values if values.count(v) > 1)
@@ -822,7 +822,7 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
             nics = ne.int("nics_per_node", min=1, max=64)
         nic = ne.str("nic", None)
         if nic is not None and nic not in [n.id for n in catalog.nics]:
-            raise ne.error(f"unknown NIC {nic!r}", "nic", did_you_mean(nic, [n.id for n in catalog.nics]))
+            raise ne.error(f"unknown NIC {clip_text(nic)!r}", "nic", did_you_mean(nic, [n.id for n in catalog.nics]))
         min_rate = ne.rate("min_rate", 0.0)
         chosen = next((n for n in catalog.nics if n.id == nic), None)
         if chosen is not None and kind is not None and chosen.kind != kind:

@@ -16,7 +16,7 @@ from planner.model.architecture import Architecture
 from planner.catalog.loader import Catalog, removal_hint
 from planner.core.errors import InputError, ModelConfigError, ScenarioError
 from planner.core.fields import Entry
-from planner.model.models import resolve_model
+from planner.model.models import ACCEPTED_FORMS, KEY_ACCEPTED_FORMS, resolve_model
 from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, TRAIN_KEYS
 from planner.workload.spec import (
     Workload,
@@ -41,6 +41,15 @@ def catalog_models(catalog: Catalog) -> dict[str, Any]:
     return {m.id: m for m in catalog.models}
 
 
+def _keyed(hint: str | None, entry: Entry) -> str | None:
+    """``hint`` naming the key the user wrote: a file's (or a mapping's) ``model:`` where it says '--model takes'
+    (planner.model.models.ACCEPTED_FORMS); an option's or keyword's entry (OptionError) keeps '--model', which its
+    API form writes ``model=`` (:func:`keyword_form`). h24b M4."""
+    if hint is None or getattr(entry.error_cls, "options", False) or ACCEPTED_FORMS not in hint:
+        return hint
+    return hint.replace(ACCEPTED_FORMS, KEY_ACCEPTED_FORMS)
+
+
 def make_resolver(catalog: Catalog, *, hf_cache: Path | None = None) -> Resolver:
     """A function that resolves a workload's ``model`` value, locating errors at the entry.
 
@@ -58,10 +67,11 @@ def make_resolver(catalog: Catalog, *, hf_cache: Path | None = None) -> Resolver
             if exc.file is None:  # an id the overlay removed: said so, not "Did you mean" another (h19b M7)
                 removal = removal_hint(catalog.removed, name.strip(), "models.yaml") if name.strip() not in models \
                     else None
-                raise entry.error(exc.problem, "model", removal or exc.hint) from None
+                raise entry.error(exc.problem, "model", removal or _keyed(exc.hint, entry)) from None
             if exc.file == name and exc.problem in _NAME_PROBLEMS:
                 # The name itself is wrong (no such path): say so at the entry that gave it.
-                raise entry.error(_NAME_PROBLEMS[exc.problem].format(name=name), "model", exc.hint) from None
+                raise entry.error(_NAME_PROBLEMS[exc.problem].format(name=name), "model",
+                                  _keyed(exc.hint, entry)) from None
             raise
         cache[name] = (rm.id, rm.source, rm.architecture)
         return cache[name]
@@ -236,6 +246,10 @@ def option_form(text: str) -> str:
 _FLAG = re.compile(r"(?<![\w-])--(no-)?([a-z][a-z0-9]*(?:-[a-z0-9]+)*)( (?:[A-Z]+\b|[\w-]*\d(?:[\w.,-]*\w)?))?")
 
 
+#: An option named as what it takes ('--model takes a catalog id'), which :func:`keyword_form` writes ``model=``.
+_TAKES = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*) takes\b|(?<![\w./-])([a-z][a-z0-9_]*): takes\b")
+
+
 def keyword_form(text: str) -> str:
     """A message that names options as the command line spells them, in the API's words: '--micro-batch' is
     ``micro_batch``, '--no-pin-memory' ``pin_memory=False``, '--gpu ID' ``gpu=ID``, '--context 4096'
@@ -247,6 +261,8 @@ def keyword_form(text: str) -> str:
         return f"{key}={m.group(3).strip()}" if m.group(3) else key
     # a file's 'key: value' (the workload reader words its hints for files) as the keyword's 'key=value'
     text = _KEY_BOOL.sub(lambda m: f"{m.group(1)}={m.group(2).capitalize()}", text)
+    # '--model takes a catalog id ...' (or a file's 'model: takes'): the keyword as a caller writes it, model= (h24b M4)
+    text = _TAKES.sub(lambda m: f"{(m.group(1) or m.group(2)).replace('-', '_')}= takes", text)
     text = _KEY_VALUE.sub(lambda m: f"{m.group(1)}=", text)
     return _FLAG.sub(said, text)
 

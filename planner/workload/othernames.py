@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -326,6 +327,30 @@ def _shown(value: Any) -> str | None:
     return None
 
 
+#: The planner's whole-number keys another tool's name carries its value over to, with the least each takes
+#: (planner.workload.inference, training and planner.solve.scenario: ``entry.int(key, ..., min=...)``).
+_WHOLE_FLOORS = {**dict.fromkeys(("concurrency", "context", "gpus", "gpus_per_node", "grad_accum", "lora_rank",
+                                  "max_cards", "max_nodes", "max_num_batched_tokens", "micro_batch", "seq_len",
+                                  "tokens_per_request", "tp"), 1),
+                 **dict.fromkeys(("dataloader_workers", "gpu_layers", "loss_chunks"), 0)}
+
+
+def _in_range(key: str | None, value: Any, text: str) -> str | None:
+    """``text``, the value as written, for the 'Write key: value' hint, or the whole number in ``key``'s range it
+    rounds up to where the key refuses it as written (``max_new_tokens: 0.5``: 'tokens_per_request: 1', never
+    0.5, which tokens_per_request refuses next; h24b M7); None for a number no key takes (.inf, .nan)."""
+    floor = _WHOLE_FLOORS.get(key or "")
+    if floor is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return text
+    if isinstance(value, int):  # a whole number (any size: no float of it is taken)
+        return text if value >= floor else str(floor)
+    if not math.isfinite(value):
+        return None
+    if value.is_integer() and value >= floor:
+        return text
+    return str(max(floor, math.ceil(value)))
+
+
 def describe(row: OtherName, value: Any, *, task_of_key: str | None = None,
              given: Mapping[str, Any] | None = None) -> tuple[str, str | None]:
     """(problem, hint) for ``row.name`` given with ``value``.
@@ -347,7 +372,7 @@ def describe(row: OtherName, value: Any, *, task_of_key: str | None = None,
     if text is not None and not isinstance(value, (list, tuple)) and text.lower() in row.values:
         write = row.values[text.lower()]
     elif row.same_value and text is not None:
-        write = text
+        write = _in_range(row.key, value, text)
     if given is not None and row.key in given and not task_of_key:
         now = _shown(given[row.key])
         has = f"{row.key}: {now}" if now is not None else row.key

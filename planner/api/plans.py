@@ -415,7 +415,9 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     from planner.core.names import safe_stem
     from planner.core.reportset import ReportSet
     from planner.cost.objective import plan as make_plan
-    from planner.cost.tco import read_costs
+    from planner.core.errors import ScenarioError
+    from planner.core.fields import Entry
+    from planner.cost.tco import check_request_inputs, read_costs
     from planner.solve.solver import NoFeasiblePlan
     from planner.report.export import candidates_csv_chunks, infeasible_to_dict, plan_to_dict
 
@@ -429,6 +431,9 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)
     need_name(scenario, data, out)
+    # a request the time model cannot shape (tokens_per_request at or above the context), at its key, as compare
+    # says it: the plan times each inference workload's request too (planner.speed.timing)
+    check_request_inputs(Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1), sc.workloads)
     # the ownership inputs price time per job, cost per job and TCO beside the capex (planner.cost.objective)
     costs = read_costs(sc.costs, cat, sc.workloads)
     refused = None

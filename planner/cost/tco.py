@@ -516,7 +516,7 @@ def usd_per_million_tokens(*, usd_per_hour: float, tokens_per_s: float) -> float
 
 
 def check_request_inputs(root: Any, workloads: Any) -> None:
-    """Refuse the request inputs compare cannot price, at the key's line of the scenario file.
+    """Refuse the request inputs plan and compare cannot time or price, at the key's line of the scenario file.
 
     planner.workload.spec reads ``tokens_per_request`` (1 to the longest sequence) and
     ``requests_per_hour`` (0 or more) without relating them to anything; compare times them
@@ -556,7 +556,7 @@ def check_request_inputs(root: Any, workloads: Any) -> None:
                 longest = v.workload.architecture.max_position_embeddings
                 raise e.error(f"{n:,} {how} {where}, which holds a request's prompt and its generated tokens",
                               "tokens_per_request",
-                              "tokens_per_request is the tokens generated per request, and compare takes the prompt "
+                              "tokens_per_request is the tokens generated per request, and planner takes the prompt "
                               "as the rest of the context (context - tokens_per_request, at least 1 token): give "
                               f"tokens_per_request: {ctx - 1} or less"
                               + (f", or context: {n + 1} or more." if n + 1 <= longest else

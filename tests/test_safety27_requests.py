@@ -51,3 +51,17 @@ def test_the_api_raises_the_scenario_error_not_a_value_error(tmp_path: Path) -> 
 def test_a_request_below_the_context_still_plans(tmp_path: Path) -> None:
     p = plan(_scenario(tmp_path, 512, 100))
     assert p.choice["gpu_id"]
+
+
+def test_estimate_names_the_workloads_tokens_per_request(tmp_path: Path) -> None:
+    from planner import estimate
+    from planner.core.errors import InputError
+
+    w = tmp_path / "w.yaml"
+    w.write_text("model: llama-3.1-8b\ntask: infer\ncontext: 512\ntokens_per_request: 1024\n")
+    with pytest.raises(InputError) as caught:
+        estimate(workload=str(w), gpu="rtx-4090")
+    # was "--context 512 leaves no room for a prompt token and an output token ... Give --context 2 or more"
+    assert str(caught.value) == ("tokens_per_request: tokens_per_request 1,024 leaves no prompt token in the context "
+                                 "of 512 tokens (a request's prompt and its output share the context). Give "
+                                 "tokens_per_request 511 or less, or a context of 1025 or more.")

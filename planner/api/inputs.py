@@ -568,6 +568,10 @@ def card_speed(wl: Any, est: Any, card: Any, cat: Any, prompt_tokens: int | None
             raise OptionError(f"--output-tokens {out:,} leaves no prompt token in --context {context:,}",
                               entry="--output-tokens", hint=f"Give --prompt-tokens (it sets the context), --context "
                                                             f"{out + 1} or more, or fewer output tokens.")
+        if wl.infer.tokens_per_request:  # the workload's own request (a workload file's tokens_per_request)
+            raise OptionError(f"tokens_per_request {out:,} leaves no prompt token in the context of {context:,} "
+                              "tokens (a request's prompt and its output share the context)", entry="tokens_per_request",
+                              hint=f"Give tokens_per_request {context - 1:,} or less, or a context of {out + 1} or more.")
         raise OptionError(f"--context {context:,} leaves no room for a prompt token and an output token to time",
                           entry="--context", hint="Give --context 2 or more.")
     prompt = prompt_tokens or max(1, context - out)

@@ -304,5 +304,5 @@ def test_gap_fit_hints_the_range_too() -> None:
     with pytest.raises(OptionError) as caught:
         fit(model="llama-2-7b", task="infer", gpu="rtx-4090", context="max", concurrency="1e6")
     msg = str(caught.value)
-    assert msg == ("concurrency: must be a whole number or 'max', not '1e6'. 1e6 is more than concurrency takes: "
+    assert msg == ("concurrency: must be a whole number or 'max', not '1e6'. 1e6 is more than concurrency= takes: "
                    "give a whole number from 1 to 65536."), msg

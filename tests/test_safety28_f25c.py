@@ -170,3 +170,25 @@ def test_plain_texts_makes_plain_containers_and_keeps_plain_ones():
     assert plain_texts(same) is same
     ordered = OrderedDict([("b", 1), ("a", 2)])
     assert list(plain_texts(ordered)) == ["b", "a"]
+
+
+@pytest.mark.parametrize("function", ["calibration", "estimate-workload", "fit-workload", "plan", "compare"])
+def test_a_folder_given_for_a_file_names_the_keyword(function, tmp_path):
+    from planner import compare, fit, plan
+
+    folder = str(tmp_path)
+    calls = {
+        "calibration": lambda: estimate(model="llama-2-7b", task="infer", gpu="rtx-4090", calibration=folder),
+        "estimate-workload": lambda: estimate(workload=folder, gpu="rtx-4090"),
+        "fit-workload": lambda: fit(workload=folder, gpu="rtx-4090"),
+        "plan": lambda: plan(folder),
+        "compare": lambda: compare(folder),
+    }
+    keyword = {"calibration": "calibration", "plan": "scenario", "compare": "scenario"}.get(function, "workload")
+    hint = {"calibration": "Give the calibration file 'planner calibrate' wrote, e.g. calibration='calibration.yaml'.",
+            "scenario": "Give a scenario file in it, e.g. 'scenarios/qlora-7b-12gb.yaml', or a mapping of scenario keys.",
+            "workload": "Give a workload file in it, e.g. workload='scenarios/workloads/qlora-7b.yaml', or a mapping of "
+                        "workload keys."}[keyword]
+    with pytest.raises(InputError) as caught:
+        calls[function]()
+    assert str(caught.value) == f"{keyword}: {folder!r} is a directory, not a file. {hint}"

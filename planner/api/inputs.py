@@ -361,7 +361,26 @@ def file_path_of(value: Any, entry: str, hint: str) -> Path:
     if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
         raise InputError(f"must be a file path (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
                          hint=hint + ".")
-    return dir_path_of(value, entry, hint)
+    path = dir_path_of(value, entry, hint)
+    refuse_directory(path, entry, hint)
+    return path
+
+
+def refuse_directory(path: Any, entry: str, hint: str, error: type[InputError] = InputError) -> None:
+    """Refuse a file argument (``calibration=``, ``workload=``, a scenario) that names a folder, naming the
+    keyword and the file to give, as the CLI names its option (h25b M7); the file reader's own "is a directory"
+    line names neither. A path that cannot be looked at (missing, unreadable, a NUL) is left to the reader.
+
+    Raises:
+        ``error`` (an InputError): naming ``entry``, with ``hint`` (a sentence without its full stop).
+    """
+    try:
+        folder = os.path.isdir(path)
+    except (TypeError, ValueError, OSError):
+        return
+    if folder:
+        raise error(f"{escape_unsafe(repr(os.fspath(path)))} is a directory, not a file", entry=entry,
+                    hint=hint + ".")
 
 
 def check_catalog_object(catalog: Any) -> Catalog:
@@ -450,6 +469,10 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
                          entry="workload", hint="Pass the mapping, e.g. workload=yaml.safe_load(text), or write the text "
                                                 "to a file.")
     if isinstance(workload, (str, os.PathLike)):
+        from planner.core.errors import ScenarioError
+
+        refuse_directory(workload, "workload", "Give a workload file in it, e.g. "
+                         "workload='scenarios/workloads/qlora-7b.yaml', or a mapping of workload keys", ScenarioError)
         shown = str(workload)
         return read_workload_file(Path(workload), shown=shown), shown, default_workload_name(workload)
     raise InputError(f"workload must be a file path or a mapping of workload keys, not {type(workload).__name__}",

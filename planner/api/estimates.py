@@ -418,7 +418,14 @@ MAX_REQUEST_TOKENS = 16_777_216
 
 
 def _token_count(flag: str, value: Any) -> int | None:
-    """A whole, positive token count (any numeric type holding a whole value), or None."""
+    """A whole, positive token count (any numeric type holding a whole value), or None. Read as the other
+    numeric keywords are (planner.core.fields.plain_number): a numpy integer or a Decimal as the int it holds;
+    a bool (numpy's too), a ``numpy.timedelta64`` or ``datetime64``, ``numpy.ma.masked`` or a text is no count
+    and is refused by its type's name (h25b N3), never converted.
+
+    Raises:
+        OptionError: naming ``flag``, for a value that is not a whole number from 1 to MAX_REQUEST_TOKENS.
+    """
     from planner.workload.inputs import OptionError
 
     from planner.core.fields import plain_number, shown_number
@@ -426,14 +433,19 @@ def _token_count(flag: str, value: Any) -> int | None:
     if value is None:
         return None
     value = plain_number(value)  # a numpy or Decimal count reads as the int it holds
-    try:
-        whole = int(value)
-        ok = not isinstance(value, bool) and whole == value and 1 <= whole <= MAX_REQUEST_TOKENS
-    except (TypeError, ValueError, OverflowError):
-        ok = False
+    whole = None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        ok = False  # numpy.True_, timedelta64, masked: no count, and int() of them is 1, 512 or MaskError
+    else:
+        try:
+            whole = int(value)
+            ok = whole == value and 1 <= whole <= MAX_REQUEST_TOKENS
+        except (ValueError, OverflowError):  # nan, inf
+            ok = False
     if not ok:
-        shown = shown_number(value)  # 10**5000 has no repr (Python's 4,300-digit limit)
-        shown = shown if len(shown) <= 30 else f"a text of {len(shown):,} characters"
+        # 10**5000 has no repr (Python's 4,300-digit limit); a value of another type by its type's name
+        shown = shown_number(value) if isinstance(value, (int, float, str)) else type(value).__name__
+        shown = shown if len(shown) <= 30 or not isinstance(value, str) else f"a text of {len(value):,} characters"
         raise OptionError(f"{flag} must be a whole number of tokens from 1 to {MAX_REQUEST_TOKENS:,}, not {shown}", entry=flag,
                           hint=f"For example {flag} 512.")
     return whole

@@ -139,6 +139,8 @@ def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) ->
     Raises:
         InputError: naming the entry (``scenario.workloads[0].name``) of the first such value.
     """
+    from planner.core.held import held_items, held_list
+
     if isinstance(value, (Mapping, list, tuple)):
         if id(value) in _within:
             raise InputError(f"holds itself (a {type(value).__name__} inside itself), so it never ends", entry=entry,
@@ -158,11 +160,11 @@ def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) ->
             raise InputError(f"is a whole number of about {digits:,} digits, beyond every field's range",
                              entry=entry, hint="Give the real value.")
     elif isinstance(value, Mapping):
-        for k, v in value.items():
+        for k, v in held_items(value):  # what a dict subclass stores, not what its keys() or items() show
             check_plain_values(k, f"{entry} (a key)", _within)
             check_plain_values(v, f"{entry}.{k}" if isinstance(k, str) else f"{entry}[{k!r}]", _within)
     elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
+        for i, v in enumerate(held_list(value)):
             check_plain_values(v, f"{entry}[{i}]", _within)
 
 
@@ -177,25 +179,31 @@ def plain_text(value: Any) -> Any:
 
 def plain_texts(value: Any, _within: tuple[int, ...] = ()) -> Any:
     """``value`` with every text in it (mapping keys and values, list and tuple items, at any depth) made a
-    plain ``str`` (:func:`plain_text`); a mapping, list or tuple that holds none comes back as the same object,
-    one that holds some as a new dict, list or tuple. A mapping or list that holds itself, or is nested more
-    than :data:`MAX_ARGUMENT_DEPTH` deep, is left as it is there, for the checks that refuse it
-    (:func:`check_plain_values`, the workload reader). ``_within``: the ids of the containers around ``value``."""
+    plain ``str`` (:func:`plain_text`), and every mapping, list and tuple made of what it stores
+    (planner.core.held: ``dict.items``, ``list.__iter__``, never a subclass's ``keys()``, ``__iter__`` or
+    ``__len__``, h25b N1/N2). A plain dict, list or tuple that holds no such text or container comes back as the
+    same object; a dict, list or tuple subclass, or another Mapping, as a new plain dict, list or tuple, so that
+    the checks count and read what is there (the scenario caps, unknown keys). A mapping or list that holds
+    itself, or is nested more than :data:`MAX_ARGUMENT_DEPTH` deep, is left as it is there, for the checks that
+    refuse it (:func:`check_plain_values`, the workload reader). ``_within``: the ids of the containers around
+    ``value``."""
+    from planner.core.held import held_items, held_list
+
     if isinstance(value, str):
         return plain_text(value)
     if not isinstance(value, (Mapping, list, tuple)) or id(value) in _within or len(_within) >= MAX_ARGUMENT_DEPTH:
         return value
     _within = (*_within, id(value))
     if isinstance(value, Mapping):
-        items = [(plain_texts(k, _within), plain_texts(v, _within)) for k, v in value.items()]
-        same = all(a is k and b is v for (a, b), (k, v) in zip(items, value.items()))
+        stored = held_items(value)
+        items = [(plain_texts(k, _within), plain_texts(v, _within)) for k, v in stored]
+        same = type(value) is dict and all(a is k and b is v for (a, b), (k, v) in zip(items, stored))
         return value if same else dict(items)
-    if isinstance(value, (list, tuple)):
-        items = [plain_texts(v, _within) for v in value]
-        if all(a is v for a, v in zip(items, value)):
-            return value
-        return items if isinstance(value, list) else tuple(items)
-    return value
+    stored = held_list(value)
+    items = [plain_texts(v, _within) for v in stored]
+    if type(value) in (list, tuple) and all(a is v for a, v in zip(items, stored)):
+        return value
+    return items if isinstance(value, list) else tuple(items)
 
 
 def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -353,7 +361,26 @@ def file_path_of(value: Any, entry: str, hint: str) -> Path:
     if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
         raise InputError(f"must be a file path (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
                          hint=hint + ".")
-    return dir_path_of(value, entry, hint)
+    path = dir_path_of(value, entry, hint)
+    refuse_directory(path, entry, hint)
+    return path
+
+
+def refuse_directory(path: Any, entry: str, hint: str, error: type[InputError] = InputError) -> None:
+    """Refuse a file argument (``calibration=``, ``workload=``, a scenario) that names a folder, naming the
+    keyword and the file to give, as the CLI names its option (h25b M7); the file reader's own "is a directory"
+    line names neither. A path that cannot be looked at (missing, unreadable, a NUL) is left to the reader.
+
+    Raises:
+        ``error`` (an InputError): naming ``entry``, with ``hint`` (a sentence without its full stop).
+    """
+    try:
+        folder = os.path.isdir(path)
+    except (TypeError, ValueError, OSError):
+        return
+    if folder:
+        raise error(f"{escape_unsafe(repr(os.fspath(path)))} is a directory, not a file", entry=entry,
+                    hint=hint + ".")
 
 
 def check_catalog_object(catalog: Any) -> Catalog:
@@ -442,6 +469,10 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
                          entry="workload", hint="Pass the mapping, e.g. workload=yaml.safe_load(text), or write the text "
                                                 "to a file.")
     if isinstance(workload, (str, os.PathLike)):
+        from planner.core.errors import ScenarioError
+
+        refuse_directory(workload, "workload", "Give a workload file in it, e.g. "
+                         "workload='scenarios/workloads/qlora-7b.yaml', or a mapping of workload keys", ScenarioError)
         shown = str(workload)
         return read_workload_file(Path(workload), shown=shown), shown, default_workload_name(workload)
     raise InputError(f"workload must be a file path or a mapping of workload keys, not {type(workload).__name__}",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.api.inputs import (catalog_of, check_keywords, check_plain_values, out_of, plain_text,
-                                 plain_texts)
+                                 plain_texts, refuse_directory)
 from planner.core.errors import InputError
 from planner.core.escape import json_text
 
@@ -176,6 +176,10 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
         raise InputError("is empty: no scenario file is named", entry="scenario",
                          hint="Give a scenario file, e.g. scenarios/qlora-7b-12gb.yaml.")
     if isinstance(scenario, (str, os.PathLike)):
+        from planner.core.errors import ScenarioError
+
+        refuse_directory(scenario, "scenario", "Give a scenario file in it, e.g. 'scenarios/qlora-7b-12gb.yaml', or a "
+                         "mapping of scenario keys", ScenarioError)
         shown = str(scenario)
         data, raw = read_scenario_file(Path(scenario), shown)  # read once: the scenario, its hash and its text
         # the text as Path.read_text gives it (newlines made '\n'), for the reports

@@ -676,6 +676,8 @@ def check_catalog(catalog: Any) -> Any:
     """
     import dataclasses
 
+    from planner.core.held import held_list
+
     if getattr(catalog, "schema_version", None) != SCHEMA_VERSION:
         raise CatalogError(f"version {getattr(catalog, 'schema_version', None)!r} is not supported",
                            entry="the Catalog given: schema_version", hint=f"It is {SCHEMA_VERSION}.")
@@ -689,6 +691,7 @@ def check_catalog(catalog: Any) -> Any:
                                entry=f"the Catalog given: {attr}")
         check_entry_count(entries, lambda problem: CatalogError(problem, entry=f"the Catalog given: {attr}",
                                                                  hint=ENTRIES_HINT))
+        entries = held_list(entries)  # the entries stored, not what a subclass's __iter__ shows (h25b N1)
         record = KINDS[kind].record
         ids: dict[str, int | None] = {}
         for i, item in enumerate(entries):
@@ -699,6 +702,7 @@ def check_catalog(catalog: Any) -> Any:
             store._read_entry(kind, Entry(data, file=None, path=where, error=CatalogError), overlay=False,
                               ids_in_file=ids)
     sources = getattr(catalog, "sources", None)
+    sources = tuple(held_list(sources)) if isinstance(sources, tuple) else sources
     if not isinstance(sources, tuple) or not all(isinstance(s, SourceRef) for s in sources):
         raise CatalogError("must be a tuple of SourceRef (as load_catalog builds it)", entry="the Catalog given: sources")
     for i, ref in enumerate(sources):  # the texts the Assumptions sheet shows, read as an entry's would be
@@ -712,7 +716,7 @@ def check_catalog(catalog: Any) -> Any:
     for kind in _file_order_kinds():  # what an entry derives from its keys (price_usd from prices) agrees too
         attr = lists.get(kind, kind)
         entries = []
-        for i, (given, built) in enumerate(zip(getattr(catalog, attr), getattr(rebuilt, attr))):
+        for i, (given, built) in enumerate(zip(held_list(getattr(catalog, attr)), getattr(rebuilt, attr))):
             for f in dataclasses.fields(given):
                 a, b = getattr(given, f.name), getattr(built, f.name)
                 if f.name not in _NOT_FROM_KEYS and not _same(a, b):
@@ -725,7 +729,7 @@ def check_catalog(catalog: Any) -> Any:
             entries.append(dataclasses.replace(given, **{f.name: getattr(built, f.name) for f in dataclasses.fields(given)
                                                          if f.init and f.name not in _NOT_FROM_KEYS}))
         normal[attr] = tuple(entries)
-    out = dataclasses.replace(catalog, **normal)
+    out = dataclasses.replace(catalog, **normal, sources=sources)  # plain tuples of the entries stored
     return out
 
 

@@ -180,3 +180,29 @@ def test_a_non_utf8_run_records_its_encoding_in_the_mark_and_the_manifest(monkey
     assert manifest.recorded_encoding() == {}  # this process: UTF-8
     monkeypatch.setattr(manifest.sys, "getfilesystemencoding", lambda: "ISO-8859-1")
     assert manifest.recorded_encoding() == {"encoding": "iso8859-1"}
+
+
+# -- m3: the hint of a refused --out ---------------------------------------------------------------------------------
+
+def test_the_hint_drops_every_control_character(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, text = run_cli("plan", SCENARIO, "--out", "a\u0088b\u0092c", "--format", "md")
+    assert code == 2
+    assert text.strip() == ("Error: --out: 'a\\x88b\\x92c' holds U+0088, which no listing shows, so the folder's name "
+                            "would look like another. Write --out 'abc' without it (and the others of its kind).")
+    code, text = run_cli("plan", SCENARIO, "--out", "abc", "--format", "md")  # the hint's path is taken
+    assert code == 0, text
+    assert [p.name for p in tmp_path.iterdir()] == ["abc"]
+
+
+def test_utf8_bytes_read_in_latin1_get_the_locale_hint(monkeypatch):
+    from planner.core import manifest, outpath
+
+    latin1 = "计划".encode("utf-8").decode("latin-1")  # 'è®¡å\x88\x92', as a Latin-1 locale reads those bytes
+    assert outpath.utf8_reading(latin1) is None  # this process is UTF-8: its text is what it reads
+    monkeypatch.setattr(manifest.sys, "getfilesystemencoding", lambda: "iso8859-1")
+    monkeypatch.setattr(outpath.os, "fsencode", lambda text: text.encode("latin-1"))  # as Latin-1's os.fsencode
+    assert outpath.utf8_reading(latin1) == "计划"
+    assert outpath.utf8_reading("caf\u00e9") is None  # b'caf\xe9' is no UTF-8: the name is judged as it is
+    assert outpath.utf8_reading("a\u0088b") is None  # b'a\x88b' neither
+    assert outpath.without_unsafe(latin1) == "è®¡å"

@@ -9,6 +9,8 @@ encoding).
   entry dropped from the manifest (planner.core.manifest.refuse_other_encoding). ASCII names are the same bytes in
   every encoding and are never refused; an "encoding" that is no codec, or that cannot encode a listed name, is
   not a manifest planner wrote.
+- N2 (a lookalike): under a non-UTF-8 file-system encoding, a report is refused beside a file planner did
+  not write whose name's bytes are UTF-8 for the same name (planner.core.destinations._foreign_case_clash).
 - m2: a staging folder's mark records the encoding likewise, and the names it lists are matched by the bytes the
   stopped run wrote, so a dead staging folder gets one verdict under every locale
   (planner.core.reportset._named_here).
@@ -206,3 +208,29 @@ def test_utf8_bytes_read_in_latin1_get_the_locale_hint(monkeypatch):
     assert outpath.utf8_reading("caf\u00e9") is None  # b'caf\xe9' is no UTF-8: the name is judged as it is
     assert outpath.utf8_reading("a\u0088b") is None  # b'a\x88b' neither
     assert outpath.without_unsafe(latin1) == "è®¡å"
+
+
+def test_a_report_beside_a_file_whose_utf8_name_reads_alike_is_refused_in_latin1(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from planner.core import destinations, manifest, outpath
+    from planner.core.errors import DestinationError
+
+    user = "café.md".encode("utf-8").decode("latin-1")  # the user's b'caf\xc3\xa9.md', as Latin-1 lists it
+    real_scandir = os.scandir
+    destinations._foreign_case_clash(tmp_path, "café.md", {})  # UTF-8 run, empty folder: nothing to refuse
+    monkeypatch.setattr(manifest.sys, "getfilesystemencoding", lambda: "iso8859-1")
+    monkeypatch.setattr(outpath.os, "fsencode", lambda text: text.encode("latin-1"))  # as Latin-1's os.fsencode
+    monkeypatch.setattr(destinations.os, "scandir", lambda path: iter([SimpleNamespace(name=user)]))
+    try:
+        with pytest.raises(DestinationError) as info:
+            destinations._foreign_case_clash(tmp_path, "café.md", {})  # this run's 'café.md' is b'caf\xe9.md'
+        destinations._foreign_case_clash(tmp_path, "cafe.md", {})  # another name: taken
+        destinations._foreign_case_clash(tmp_path, "café.md", {user: {}})  # planner's own: the manifest's rule
+    finally:
+        monkeypatch.setattr(destinations.os, "scandir", real_scandir)
+    assert str(info.value) == (
+        f"{tmp_path}/café.md: would sit beside {tmp_path}/{user}, a file planner did not write, whose name's bytes "
+        "are UTF-8 for 'caf\\xe9.md': a UTF-8 locale would show the two as one name. This run's file-system "
+        "encoding is iso8859-1: run again under a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1, move that "
+        "file away, or give another out=.")

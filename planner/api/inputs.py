@@ -313,7 +313,12 @@ def out_of(out: Any) -> Path | None:
     problem = out_path_problem(os.fspath(out)) if isinstance(out, (str, os.PathLike)) else None
     if problem is not None:
         text = os.fspath(out)
-        hint = (f"Expand it first, e.g. out=os.path.expandvars({text!r}), or give the folder's path itself."
+        from planner.core.outpath import utf8_reading
+
+        utf = utf8_reading(text) if isinstance(text, str) else None
+        hint = (f"Its bytes are UTF-8 for {utf!a}: run under a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1."
+                if utf is not None else
+                f"Expand it first, e.g. out=os.path.expandvars({text!r}), or give the folder's path itself."
                 if problem[1] == text else f"Give out={problem[1]!r}.")
         raise InputError(f"out={escape_unsafe(repr(text))} {problem[0]}", entry="out", hint=hint)
     return path

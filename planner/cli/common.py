@@ -445,14 +445,18 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
     if (m := UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
         raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "
                         "would be part of a folder's name. Write it unquoted, or give the path itself.", ctx)
-    from planner.core.outpath import unsafe_path_char, without_piece
+    from planner.core.outpath import unsafe_path_char, utf8_reading, without_piece, without_unsafe
 
     found = unsafe_path_char(text)
     if found is not None:  # a ZWSP, a bidi control, a control character (a C1 byte too): names refuse them
         bad, named = found
+        utf = utf8_reading(text)  # bytes of UTF-8 read in a Latin-1 locale: the locale is the remedy (h25a m3)
+        hint = (f"Its bytes are UTF-8 for {utf!a}: run again under a UTF-8 locale (LC_ALL=C.UTF-8) or with "
+                "PYTHONUTF8=1." if utf is not None else
+                f"Write --out '{escape_unsafe(without_unsafe(text))}' without it"
+                + (" (and the others of its kind)." if unsafe_path_char(without_piece(text, bad)) else "."))
         raise LineError(f"--out: '{escape_unsafe(text)}' holds {named}, which no listing shows, so the "
-                        "folder's name would look like another. Write --out "
-                        f"'{escape_unsafe(without_piece(text, bad))}' without it.", ctx)
+                        f"folder's name would look like another. {hint}", ctx)
     if text != text.rstrip():  # 'o ': a folder whose name ends in a space, which no listing shows
         raise LineError(f"--out: {text!r} ends with a space, which would be part of the folder's name. Write "
                         f"--out {text.rstrip()!r}.", ctx)

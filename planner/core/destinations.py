@@ -18,7 +18,7 @@ from pathlib import Path
 from planner.core.atomic import not_a_folder, own_file_sha256, refuse_read_only
 from planner.core.denied import denied_problem
 from planner.core.errors import DestinationError, OutputError
-from planner.core.manifest import MANIFEST, read_manifest
+from planner.core.manifest import MANIFEST, fs_encoding, read_manifest
 from planner.core.protected import refuse_protected
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
 from planner.core.pseudofs import refuse_pseudo_fs
@@ -309,7 +309,16 @@ def _foreign_case_clash(out: Path, name: str, manifest: dict[str, dict]) -> None
         names = [e.name for e in os.scandir(out)]
     except OSError:
         return
+    from planner.core.outpath import utf8_reading
+
     for other in names:
+        utf = utf8_reading(other) if other != name and other not in manifest and not other.isascii() else None
+        if utf is not None and _one_file_key(utf) == key:  # h25a N2: b'caf\xc3\xa9.md' beside b'caf\xe9.md'
+            raise DestinationError(f"{out / name}: would sit beside {out / other}, a file planner did not write, whose "
+                                   f"name's bytes are UTF-8 for {utf!a}: a UTF-8 locale would show the two as one "
+                                   f"name. This run's file-system encoding is {fs_encoding()}: run again under a "
+                                   "UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1, move that file away, or give "
+                                   "another --out.")
         if other == name or other in manifest or _one_file_key(other) != key:
             continue
         both = f"{other!r} and {name!r}" if other.isascii() and name.isascii() else f"{other!a} and {name!a}"

@@ -6,10 +6,13 @@ others cannot write (:func:`planner.core.sharing.writable_by_others`); planner w
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
 import stat
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from planner.core.errors import DestinationError, OutputError
@@ -21,6 +24,10 @@ MANIFEST = ".planner-reports.json"
 MANIFEST_FORMAT = "planner report manifest 1"
 #: The most bytes a manifest may have (it lists a few report names; a larger file is not planner's).
 MANIFEST_MAX_BYTES = 4 * 2**20
+
+#: The file-system encoding a manifest (or a staging mark) that records none was written under: every planner
+#: before pass 25 on a UTF-8 system, and every run since under UTF-8 (only another encoding is recorded).
+DEFAULT_NAME_ENCODING = "utf-8"
 
 #: A temporary file :func:`planner.core.atomic.write_bytes` makes beside the manifest.
 MANIFEST_TMP = re.compile(re.escape("." + MANIFEST) + r"\.[0-9a-f]{8}\.tmp")
@@ -63,7 +70,62 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
             and _plain_name(n) for n, e in files.items()):
         raise DestinationError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
                           "reports in a file of that name. Move that file away or give another --out.")
+    refuse_other_encoding(path, doc.get("encoding", DEFAULT_NAME_ENCODING), files, "lists reports")
     return files
+
+
+def fs_encoding() -> str:
+    """This process's file-system encoding, by its codec's canonical name ('utf-8', 'iso8859-1', 'ascii'): how
+    Python turns a file's name (text) into the bytes the file system holds (``sys.getfilesystemencoding``; the
+    locale's, or UTF-8 in Python's UTF-8 mode)."""
+    return codecs.lookup(sys.getfilesystemencoding()).name
+
+
+def recorded_encoding() -> dict[str, str]:
+    """What a manifest or staging mark written now records of the names' encoding: nothing under UTF-8 (the
+    default, :data:`DEFAULT_NAME_ENCODING`), else ``{"encoding": <this run's file-system encoding>}``."""
+    here = fs_encoding()
+    return {} if here == DEFAULT_NAME_ENCODING else {"encoding": here}
+
+
+def name_encoding(recorded: object, names: Iterable[str]) -> str | None:
+    """The canonical name of the encoding ``recorded`` (a manifest's or mark's "encoding"); None when it is not
+    a known encoding or cannot encode one of ``names`` (then planner did not write it so)."""
+    try:
+        enc = codecs.lookup(recorded).name if isinstance(recorded, str) else None
+        for n in names if enc is not None else ():
+            n.encode(enc, "surrogateescape")
+    except (LookupError, UnicodeError):
+        return None
+    return enc
+
+
+def refuse_other_encoding(path: Path, recorded: object, names: Iterable[str], what: str) -> None:
+    """Refuse (one line) the manifest at ``path`` whose file names (``what``: 'lists reports'), written under the
+    file-system encoding ``recorded``, this run would turn into other bytes: a name that is not ASCII, under another
+    file-system encoding (a UTF-8 run's 'café.md' is b'caf\\xc3\\xa9.md'; a Latin-1 run would look for, and write,
+    b'caf\\xe9.md'), so that the run would not find its own reports, write a second set beside them and drop
+    them from the manifest (h25a N2, N3). ASCII names are the same bytes in every encoding and never refused.
+
+    Raises:
+        DestinationError: naming the file, a name, both encodings and the hint (LC_ALL=C.UTF-8 or PYTHONUTF8=1
+            where the names are UTF-8); a ``recorded`` that is not a known encoding, or a name it cannot encode,
+            is not a file planner wrote.
+    """
+    enc = name_encoding(recorded, names)
+    if enc is None:
+        raise DestinationError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
+                               "reports in a file of that name. Move that file away or give another --out.")
+    here = fs_encoding()
+    odd = sorted(n for n in names if not n.isascii())
+    if enc == here or not odd:
+        return
+    hint = ("Run again under a UTF-8 locale (LC_ALL=C.UTF-8) or in Python's UTF-8 mode (PYTHONUTF8=1)"
+            if enc == "utf-8" else f"Run again under a locale whose encoding is {enc}")
+    raise DestinationError(f"{path}: {what} named under the file-system encoding {enc} ({odd[0]!a}"
+                           f"{', ...' if len(odd) > 1 else ''}), and this run's file-system encoding is {here}, "
+                           "which would name those files with other bytes, so planner would not find the files it "
+                           f"wrote there. {hint}, or give another --out.")
 
 
 def write_manifest(out_dir: Path, files: dict[str, dict], notes: list[str] | None = None) -> None:
@@ -84,6 +146,7 @@ def write_manifest(out_dir: Path, files: dict[str, dict], notes: list[str] | Non
     doc = {"format": MANIFEST_FORMAT,
            "about": "The reports planner wrote into this folder, with their SHA-256: planner replaces or removes "
                     "only these, and only while unchanged.",
+           **recorded_encoding(),
            "files": {n: files[n] for n in sorted(files)}}
     # never writable by group or others, whatever the umask (fchmod before the rename): read_manifest
     # trusts no other

@@ -79,6 +79,33 @@ def without_piece(text: str, taken: str) -> str:
     return "".join(src for _, src in _utf8_pieces(text) if src != taken)
 
 
+def without_unsafe(text: str) -> str:
+    """``text`` less every character (or lone byte) :func:`unsafe_path_char` names, not only the first: a path
+    offered in a hint is never one refused again (h25a m3: 'è®¡å\x88\x92' holds two C1 controls)."""
+    for _ in range(len(text) + 1):
+        found = unsafe_path_char(text)
+        if found is None:
+            break
+        text = without_piece(text, found[0])
+    return text
+
+
+def utf8_reading(text: str) -> str | None:
+    """What ``text`` (a path as this run's file-system encoding decoded its bytes) reads as in UTF-8, where that
+    is another text that nothing refuses and the file-system encoding is not UTF-8 (a Latin-1 locale reads the
+    bytes of '计划' as 'è®¡å\x88\x92', which holds C1 controls): then a UTF-8 locale is the remedy (h25a m3);
+    None otherwise."""
+    from planner.core.manifest import fs_encoding
+
+    if fs_encoding() == "utf-8":
+        return None
+    try:
+        utf = os.fsencode(text).decode("utf-8")
+    except (UnicodeError, ValueError):
+        return None
+    return utf if utf != text and unsafe_path_char(utf) is None else None
+
+
 def out_path_problem(text: str) -> tuple[str, str] | None:
     """(problem, the path as it may have been meant) for an output path ``text`` that would name another folder
     than the one meant, or None: an unexpanded substitution ('$HOME/r', 'x/$(pwd)'), an invisible or control
@@ -93,7 +120,7 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
     found = unsafe_path_char(text)
     if found is not None:
         return (f"holds {found[1]}, which no listing shows, so the folder's name would look like another",
-                escape_unsafe(without_piece(text, found[0])))
+                escape_unsafe(without_unsafe(text)))
     parts = re.split(r"[/\\]" if os.sep == "\\" else "/", text)
     edged = next((p for p in parts if p and (is_blank_looking(p[0]) or is_blank_looking(p[-1]))), None)
     if edged is not None:

@@ -80,8 +80,9 @@ from planner.core.atomic import (STAGING_PREFIX, disk_full, ensure_dir, fsync_di
                                   _acl_of, keep_access, kept_mode, own_file_sha256, path_too_long, sha256_file)
 from planner.core.access import give_set_access
 from planner.core.errors import DestinationError, OutputError
-from planner.core.manifest import (MANIFEST, MANIFEST_MAX_BYTES, MANIFEST_TMP, is_manifest_tmp,
-                                    read_manifest, write_manifest)
+from planner.core.manifest import (DEFAULT_NAME_ENCODING, MANIFEST, MANIFEST_MAX_BYTES, MANIFEST_TMP,
+                                    fs_encoding, is_manifest_tmp, name_encoding, read_manifest,
+                                    recorded_encoding, write_manifest)
 from planner.core.protected import refuse_protected, stream_into_planners_files  # refuse_protected: re-exported
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
@@ -184,7 +185,9 @@ class ReportSet:
                     self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out))
                     made = os.lstat(self._staging)
                     self._staging_id = (made.st_dev, made.st_ino)
-                    (self._staging / STAGING_MARK).write_bytes(_MARK_HEADER)
+                    enc = recorded_encoding()  # the names' encoding, where it is not UTF-8 (h25a m2)
+                    (self._staging / STAGING_MARK).write_bytes(
+                        _MARK_HEADER + (json.dumps(enc).encode("ascii") + b"\n" if enc else b""))
                 except OSError as exc:
                     if exc.errno == errno.ENAMETOOLONG:
                         raise path_too_long(self.out, exc, self.out) from None
@@ -776,6 +779,15 @@ def _listed_hashes(out: Path) -> set[str]:
     return {h for e in manifest.values() for h in (e.get("sha256") or []) if isinstance(h, str)}
 
 
+def _named_here(names: set[str], enc: str) -> set[str]:
+    """``names``, written under the file-system encoding ``enc``, as this run names those files: their bytes in
+    ``enc`` decoded with this run's file-system encoding (``os.fsdecode``, surrogate escapes for bytes it cannot
+    decode)."""
+    if enc == fs_encoding():
+        return set(names)
+    return {os.fsdecode(n.encode(enc, "surrogateescape")) for n in names}
+
+
 #: A previous report the moves kept in the staging folder (planner.core.moves: '<i>.old').
 _OLD = re.compile(r"[0-9]+\.old")
 
@@ -802,8 +814,13 @@ def _clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()
         # the staged files' hashes, recorded before the moves (ReportSet._record_digests): None while none is,
         # when no move began, so that no user's file can have been swapped in
         staged = None
+        enc: str | None = DEFAULT_NAME_ENCODING
         for x in items:
-            if isinstance(x, dict):
+            if isinstance(x, dict) and set(x) == {"encoding"}:  # the file-system encoding of a run not under UTF-8
+                enc = name_encoding(x["encoding"], listed)
+                if enc is None:
+                    raise ValueError
+            elif isinstance(x, dict):
                 staged = (staged or set()) | {h for h in x["sha256"].values() if isinstance(h, str)}
             elif not isinstance(x, str):
                 raise TypeError
@@ -823,7 +840,10 @@ def _clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()
         if not entries:
             return ["no planner mark"]
         return sorted(e.name for e in entries)
-    stems = {cut_utf8(str(n), 200) for n in listed}
+    # the names as this run reads them: the bytes the stopped run wrote, under its encoding, decoded with this
+    # run's (a UTF-8 run's '计划.md' is 'è®¡å\x88\x92.md' under Latin-1), so every locale gives one verdict
+    stems = _named_here({cut_utf8(str(n), 200) for n in listed}, enc)
+    listed = _named_here(listed, enc)
     left = []
     for e in entries:
         if e.name == STAGING_MARK:

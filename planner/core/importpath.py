@@ -98,7 +98,7 @@ def _shadow_of(out: Path) -> str | None:
             continue
         top = out.relative_to(folder).parts[0]
         made = folder / top
-        if (made / "__init__.py").exists() or not _hidden_by_folder(top):
+        if os.path.isfile(made / "__init__.py") or not _hidden_by_folder(top):
             continue  # a regular package already (nothing new to import) or a name nothing imports from there
         return (f"would make or write into the folder {made}, in {folder}, {words}: a plain folder named "
                 f"'{top}' there hides the installed '{top}' package from later imports")

@@ -5,6 +5,10 @@
    directly in a folder of ``sys.path`` or the current folder, is refused before anything is made: such a folder
    is a namespace package that hides planner from every later run. The default ``reports``, and folders named
    like modules Python's path finder finds (``json``), are still accepted.
+2. (h25a m5) ``plan`` without ``--out`` where ``reports`` cannot be made or written (a read-only file system, an
+   immutable folder) says that ``reports`` is --out's default, as for /proc and /sys.
+3. (h25a m1) An immutable (``chattr +i``) manifest or ``--out`` folder gets the ``lsattr`` hint an immutable
+   report gets, not "check that the directory is writable and the disk has room" / "Permission denied".
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import planner
-from planner.core.errors import DestinationError
+from planner.cli.main import main
+from planner.core.errors import DestinationError, OutputError
 from planner.core.importpath import refuse_import_shadow
 
 REPO = Path(__file__).resolve().parent.parent
@@ -119,3 +125,66 @@ def test_a_calibration_file_in_site_packages_is_named(tmp_path: Path) -> None:
     message = str(caught.value)
     assert message.startswith(f"{site / 'calibration.yaml'}: its folder is, or is inside, {site}"), message
     assert message.endswith("a file outside it, e.g. out='reports/calibration.yaml'."), message
+
+
+class _ReadOnly:
+    """A statvfs result whose flags say: mounted read-only."""
+
+    f_flag = os.ST_RDONLY
+
+
+@pytest.mark.parametrize("made, what", [(False, "create"), (True, "write into")])
+def test_the_default_out_on_a_read_only_file_system_is_said_to_be_the_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made: bool, what: str) -> None:
+    if made:
+        (tmp_path / "reports").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(os, "statvfs", lambda path: _ReadOnly())
+    done = CliRunner().invoke(main, ["plan", str(SCENARIO)])
+    assert done.exit_code == 2, done.output
+    expected = (f"Error: reports: cannot {what} the output directory (Read-only file system). That is --out's "
+                f"default, reports in the current folder ({tmp_path}): cd to a folder you can write, or give --out "
+                "a folder you can write.\n")
+    assert done.output == expected
+
+
+def _chattr(flag: str, path: Path) -> bool:
+    """Set or clear an attribute; False where this system or user cannot (the test is then skipped)."""
+    try:
+        return subprocess.run(["chattr", flag, str(path)], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def test_an_immutable_out_folder_gets_the_lsattr_hint(tmp_path: Path) -> None:
+    from planner.core.outpath import refuse_unwritable_out
+
+    out = tmp_path / "ci"
+    out.mkdir()
+    if not _chattr("+i", out):
+        pytest.skip("chattr +i is not permitted here (root and a file system with the attribute needed)")
+    try:
+        with pytest.raises(DestinationError) as caught:
+            refuse_unwritable_out(out)
+    finally:
+        _chattr("-i", out)
+    assert str(caught.value) == (f"{out}: cannot write into the output directory (Operation not permitted). Check "
+                                 "that folder (an immutable attribute: lsattr -d), or give out= a directory that "
+                                 "can be written.")
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_an_immutable_manifest_gets_the_lsattr_hint(tmp_path: Path) -> None:
+    out = tmp_path / "ci"
+    planner.plan(str(SCENARIO), out=str(out), format=["json", "md"])
+    manifest = out / ".planner-reports.json"
+    if not _chattr("+i", manifest):
+        pytest.skip("chattr +i is not permitted here (root and a file system with the attribute needed)")
+    try:
+        with pytest.raises(OutputError) as caught:
+            planner.plan(str(SCENARIO), out=str(out), format="json")
+    finally:
+        _chattr("-i", manifest)
+    message = str(caught.value)
+    assert message.startswith(f"{manifest}: cannot write (Operation not permitted). Check that file and its "
+                              "directory (an immutable or append-only attribute: lsattr), and run again."), message

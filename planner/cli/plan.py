@@ -149,3 +149,39 @@ def refuse_default_out(out_dir: str) -> None:
             raise DestinationError(exc.cli_line().split(cut, 1)[0] + f" That is --out's default, {out_dir} in the "
                                    f"current folder ({here}): cd to a folder {fit}, or give --out a folder {fit}."
                                    ) from None
+    _refuse_default_unwritable(out_dir)
+
+
+def _refuse_default_unwritable(out_dir: str) -> None:
+    """Refuse --out's default (``reports`` in the current folder) where it cannot be made or written: the folder (or,
+    while it does not exist, the current folder) on a read-only file system (``statvfs``: ST_RDONLY) or without
+    write and search permission for this user (``access(2)``), saying that it is the default (h25a m5). Anything
+    else (a file in the way, an ACL) is left to the checks of --out that follow.
+
+    Raises:
+        DestinationError: naming the folder, the cause, and that it is --out's default.
+    """
+    import os
+
+    from planner.core.errors import DestinationError
+    from planner.core.names import escape_unsafe
+
+    made = os.path.isdir(out_dir)
+    if not made and os.path.lexists(out_dir):
+        return
+    try:
+        here = os.getcwd()
+        where = out_dir if made else here
+        read_only = bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+        denied = not os.access(where, os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids)
+    except (OSError, ValueError):
+        return  # a removed current folder and the like: said by the checks that follow
+    if read_only or denied:
+        from planner.core.outpath import is_immutable
+
+        why = "Read-only file system" if read_only else \
+            "Operation not permitted: an immutable attribute, lsattr -d" if is_immutable(where) else "Permission denied"
+        what = "write into" if made else "create"
+        raise DestinationError(f"{out_dir}: cannot {what} the output directory ({why}). That is --out's default, "
+                               f"{out_dir} in the current folder ({escape_unsafe(here)}): cd to a folder you can "
+                               "write, or give --out a folder you can write.")

@@ -229,6 +229,9 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
                               "('ulimit -f') stopped it. Raise the limit and run again.") from None
         if exc.errno == errno.ENOENT and not os.path.isdir(directory):  # rm -rf or mv of the folder meanwhile
             raise OutputError(gone_folder(shown_path(path), exc)) from None
+        if exc.errno == errno.EPERM:  # not the mode: an attribute (chattr +i, +a) on the file or folder (h25a m1)
+            raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that file and its "
+                              "directory (an immutable or append-only attribute: lsattr), and run again.") from None
         raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
                           "and the disk has room.") from None
     finally:

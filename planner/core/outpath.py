@@ -227,6 +227,34 @@ def refuse_owner_umask() -> None:
                           "at least their write) and try again.")
 
 
+#: ``FS_IOC_GETFLAGS`` (``_IOR('f', 1, long)`` on 64-bit Linux) and its ``FS_IMMUTABLE_FL``: linux/fs.h, ioctl_iflags(2)
+_FS_IOC_GETFLAGS, _FS_IMMUTABLE_FL = 0x80086601, 0x10
+
+
+def is_immutable(path: Path | str) -> bool:
+    """Whether the file or folder ``path`` has the immutable attribute (``chattr +i``; ``lsattr`` shows ``i``), which
+    makes every write to it fail with EPERM, for root too; False where it cannot be told (no such ioctl, another
+    system, a path that cannot be opened). Source: ioctl_iflags(2)."""
+    import array
+
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError, TypeError):
+        return False
+    try:
+        flags = array.array("l", [0])
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
+        return bool(flags[0] & _FS_IMMUTABLE_FL)
+    except (OSError, ValueError, OverflowError):
+        return False
+    finally:
+        os.close(fd)
+
+
 def refuse_unwritable_out(out: Path) -> None:
     """Refuse, before any work, an output folder planner could not write its staging folder and reports into:
     ``out`` that exists on a read-only file system (``statvfs``: ST_RDONLY) or without write and search
@@ -256,6 +284,10 @@ def refuse_unwritable_out(out: Path) -> None:
         except (OSError, ValueError):
             read_only = denied = False
         if read_only or denied:
+            if not read_only and is_immutable(out):  # EPERM from the attribute, not the mode (h25a m1)
+                raise DestinationError(f"{shown}: cannot write into the output directory (Operation not "
+                                       "permitted). Check that folder (an immutable attribute: lsattr -d), or "
+                                       "give --out a directory that can be written.")
             why = "Read-only file system" if read_only else "Permission denied"
             raise DestinationError(f"{shown}: cannot write into the output directory ({why}). Give --out a "
                                    "directory that can be written.")

@@ -241,6 +241,9 @@ def refuse_protected(out_dir: Path, *, fd: int | None = None, file_name: str | N
     swapped meanwhile). ``file_name``: the file to be written in ``out_dir`` (a file option such as
     ``calibrate --out FILE``), named in the message, whose hint is then a file outside.
 
+    A folder that would change which code Python imports (a plain ``planner`` folder in site-packages) is
+    refused too: planner.core.importpath.refuse_import_shadow.
+
     Raises:
         OutputError: naming the folder (or the file), with a path outside as the hint.
     """
@@ -255,6 +258,9 @@ def refuse_protected(out_dir: Path, *, fd: int | None = None, file_name: str | N
     found = protected_by_id(out_dir, ids)
     if found is not None:
         raise _refusal(out_dir, found, file_name)
+    from planner.core.importpath import refuse_import_shadow
+
+    refuse_import_shadow(out_dir, file_name)  # a folder that would hide planner (or another module) from Python
     if fd is None:
         return
     up = "."

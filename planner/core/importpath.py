@@ -1,0 +1,127 @@
+"""Output folders that would change which code Python imports (h25a N1).
+
+A folder without ``__init__.py`` directly in a folder Python searches for modules (an entry of ``sys.path``) is a
+namespace-package portion: Python's path finder returns it before any finder placed after it in
+``sys.meta_path``, such as the one ``pip install -e .`` installs for planner, so a plain ``planner`` folder made
+in site-packages (``--out .venv/lib/python3.11/site-packages/planner``) hides planner itself from every later
+run and ``import``. Source: Python's import system reference (namespace packages, PEP 420) and setuptools'
+editable installs (``__editable___*_finder``).
+
+:func:`refuse_import_shadow` refuses, by the path with links resolved:
+
+* an output folder that is, or lies inside, a ``site-packages`` or ``dist-packages`` folder (where installers put
+  packages: any folder made there is a top-level import name for the interpreter that owns it);
+* an output folder that would make, or write into, a folder ``N`` (no ``__init__.py``) directly inside an entry of
+  the running interpreter's ``sys.path`` or the current folder (the first entry for ``python -c`` and for a script
+  run there), where ``N`` is ``planner`` or a top-level module that only a finder after Python's path finder
+  finds (an editable install): such a folder would hide it. A folder named like a module the path finder finds
+  (``json``, ``numpy``) hides nothing, and neither does the default ``reports``, so they are accepted.
+
+Nothing here runs at import time; each call reads ``sys.path`` and the file system afresh.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from planner.core.errors import DestinationError
+
+#: Folder names installers put packages into (pip, Debian's Python)
+_INSTALL_FOLDERS = ("site-packages", "dist-packages")
+
+
+def _real(path: str | Path) -> Path | None:
+    """``path`` made absolute with links resolved; None where it cannot be."""
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _search_folders() -> list[tuple[Path, str]]:
+    """The folders Python searches for top-level modules, each with words for a message: the entries of
+    ``sys.path`` that are folders ('' is the current folder), then the current folder itself."""
+    found: list[tuple[Path, str]] = []
+    for entry in list(sys.path):
+        if not isinstance(entry, str):
+            continue
+        where = _real(entry or os.curdir)
+        if where is not None and where.is_dir() and all(where != f for f, _ in found):
+            found.append((where, "a folder on Python's module search path (sys.path)"))
+    here = _real(os.curdir)
+    if here is not None and all(here != f for f, _ in found):
+        found.append((here, "the current folder, which Python searches first for a script run there"))
+    return found
+
+
+def _hidden_by_folder(name: str) -> bool:
+    """Whether a plain folder ``name`` on ``sys.path`` would hide the top-level module ``name``: ``planner``
+    always; another only where Python's path finder finds no regular module of that name (origin set) but a later
+    finder does (an editable install's). Built-in and frozen modules are found before the path finder."""
+    if name == "planner":
+        return True
+    if not name.isidentifier():
+        return False
+    from importlib.machinery import PathFinder
+    from importlib.util import find_spec
+
+    try:
+        regular = PathFinder.find_spec(name)
+        if regular is not None and regular.origin is not None:
+            return False  # a regular module on the path wins over a namespace folder
+        spec = find_spec(name)
+    except (ImportError, ValueError, AttributeError, OSError):
+        return False
+    return spec is not None and spec.origin not in (None, "built-in", "frozen")
+
+
+def _example() -> str:
+    """A folder name for a hint that this check accepts: ``reports`` in the current folder, else in the home
+    folder."""
+    here = _real(os.curdir)
+    if here is not None and _shadow_of(here / "reports") is None:
+        return "reports"
+    return str(Path(os.path.expanduser("~")) / "reports")
+
+
+def _shadow_of(out: Path) -> str | None:
+    """Why the output folder ``out`` (absolute, links resolved) would change what Python imports; None when it
+    would not."""
+    for part in (out, *out.parents):
+        if part.name in _INSTALL_FOLDERS:
+            return (f"is, or is inside, {part}, a folder Python imports installed packages from: a folder made "
+                    "there can hide an installed package (a 'planner' folder there hides planner itself)")
+    for folder, words in _search_folders():
+        if folder not in out.parents:
+            continue
+        top = out.relative_to(folder).parts[0]
+        made = folder / top
+        if os.path.isfile(made / "__init__.py") or not _hidden_by_folder(top):
+            continue  # a regular package already (nothing new to import) or a name nothing imports from there
+        return (f"would make or write into the folder {made}, in {folder}, {words}: a plain folder named "
+                f"'{top}' there hides the installed '{top}' package from later imports")
+    return None
+
+
+def refuse_import_shadow(out_dir: Path | str, file_name: str | None = None) -> None:
+    """Refuse an output folder that would change which code Python imports (see the module's docstring).
+    ``file_name``: the file to be written there (``calibrate --out FILE``), named in the message.
+
+    Raises:
+        DestinationError: one line naming the folder (or the file), why, and a folder to give instead.
+    """
+    out = _real(out_dir)
+    if out is None:
+        return  # said by the checks that follow, as what it is
+    why = _shadow_of(out)
+    if why is None:
+        return
+    if file_name:
+        raise DestinationError(f"{Path(out_dir) / file_name}: its folder {why}. Give another --out, a file "
+                               f"outside it, e.g. --out {Path(_example()) / file_name}.")
+    raise DestinationError(f"{out_dir}: {why}. Give another --out, a folder outside it, e.g. --out {_example()}.")
+
+
+__all__ = ["refuse_import_shadow"]

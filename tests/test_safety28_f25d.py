@@ -1,0 +1,137 @@
+"""Issue 28, hostile pass 25: import-skypilot numeric cells holding a character beside the number (h25b N4: a tab,
+vertical tab, form feed, U+001C-U+001F, U+0085 or a no-break space, which Python's str.strip() reads past, named
+at its line and column rather than left out under a false reason or taken), ..."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+AWS_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+              "AvailabilityZone,Arch\n")
+GOOD = "g5.24xlarge,A10G,1,96,384,,7,,us-east-1,us-east-1a,x86_64\n"
+#: the columns of a row, in the header's order, and a good row's values (g5.xlarge, A10G x1)
+CELLS = {"AcceleratorCount": "1", "vCPUs": "4", "MemoryGiB": "16", "Price": "1", "SpotPrice": "0.5"}
+
+
+def _import(tmp_path: Path, body: str):
+    from planner.catalog.skypilot import import_file
+
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(AWS_HEADER + body, encoding="utf-8")
+    return import_file(path)
+
+
+def _row(col: str, value: str) -> str:
+    cells = dict(CELLS, **{col: value})
+    return (f"g5.xlarge,A10G,{cells['AcceleratorCount']},{cells['vCPUs']},{cells['MemoryGiB']},,{cells['Price']},"
+            f"{cells['SpotPrice']},us-east-1,us-east-1a,x86_64\n")
+
+
+@pytest.mark.parametrize("col", sorted(CELLS))
+@pytest.mark.parametrize("ch, name", [
+    ("\x1c", "U+001C"), ("\x1d", "U+001D"), ("\x1e", "U+001E"), ("\x1f", "U+001F"), ("\x85", "U+0085 (NEXT LINE)"),
+    ("\t", "U+0009 (CHARACTER TABULATION)"), ("\x0b", "U+000B (LINE TABULATION)"), ("\x0c", "U+000C (FORM FEED)"),
+])
+def test_a_control_beside_a_number_is_named_at_its_line_and_column(tmp_path: Path, col: str, ch: str,
+                                                                     name: str) -> None:
+    res = _import(tmp_path, _row(col, CELLS[col] + ch) + GOOD)
+    assert [r.instance for r in res.rows] == ["g5.24xlarge"]  # the good row is still kept
+    why = res.skipped["g5.xlarge"]
+    # the cell as written, the character in it: the CLI's terminal layer shows it escaped ('\x1d')
+    assert why.startswith(f"line 2, column {col}: '{CELLS[col]}{ch}' is not a plain number: it holds the control "
+                          f"character {name}"), why
+
+
+def test_a_control_before_a_number_is_named_too(tmp_path: Path) -> None:
+    res = _import(tmp_path, _row("Price", "\x1f1") + GOOD)
+    assert res.skipped["g5.xlarge"].startswith("line 2, column Price: '\x1f1' is not a plain number: it holds the "
+                                               "control character U+001F")
+
+
+@pytest.mark.parametrize("blank, name", [("\u00a0", "U+00A0 (NO-BREAK SPACE)"),
+                                         ("\u3000", "U+3000 (IDEOGRAPHIC SPACE)")])
+def test_a_space_other_than_u0020_beside_a_number_is_named(tmp_path: Path, blank: str, name: str) -> None:
+    res = _import(tmp_path, _row("MemoryGiB", "16" + blank) + GOOD)
+    assert res.skipped["g5.xlarge"] == (f"line 2, column MemoryGiB: '16{blank}' is not a plain number: it holds "
+                                        f"{name}, a space other than an ordinary one (U+0020)")
+
+
+def test_ordinary_spaces_around_a_number_are_still_read(tmp_path: Path) -> None:
+    res = _import(tmp_path, _row("Price", "  1  "))
+    assert [(r.instance, r.usd_per_hour, r.spot_usd_per_hour) for r in res.rows] == [("g5.xlarge", 1.0, 0.5)]
+    assert res.skipped == {}
+
+
+def test_the_cli_shows_the_character_escaped(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text(AWS_HEADER + _row("vCPUs", "16\x1d") + GOOD, encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "planner", "catalog", "import-skypilot", str(path), "--out",
+                        str(tmp_path / "o")], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    said = " ".join(r.stderr.split())  # the summary wraps its lines
+    assert "column vCPUs: '16\\x1d' is not a plain number: it holds the control character U+001D" in said, said
+    assert "(line 2: g5.xlarge)" in said and "outside the catalog" not in said and "\x1d" not in r.stderr
+
+
+# -- h25b M2: the price floor and cap judged by the digits written ------------------------------------------------
+
+# MIN_USD_PER_HOUR is 0.001 and MAX_USD_PER_HOUR 10,000 (planner.catalog.cloud); each value below is a float of
+# exactly the bound (float('0.00099999999999999999') == 0.001, float('10000.000000000000001') == 10000.0), so only
+# its digits put it outside
+BELOW = "0.00099999999999999999"
+ABOVE = "10000.000000000000001"
+
+
+def test_the_bound_floats_are_what_the_digits_round_to() -> None:
+    from planner.catalog.cloud import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
+
+    assert float(BELOW) == MIN_USD_PER_HOUR and float(ABOVE) == MAX_USD_PER_HOUR
+
+
+@pytest.mark.parametrize("price, spot, reason", [
+    (BELOW, "", f"line 2: an on-demand price of '{BELOW}' USD/h, less than any real hourly price (at least 0.001 "
+                "USD/h)"),
+    (ABOVE, "", f"line 2: an hourly price of {ABOVE} USD/h, above the catalog's largest, 10,000 USD/h"),
+    ("3", BELOW, f"line 2: an hourly price of {BELOW} USD/h, less than any real one (at least 0.001 USD/h)"),
+])
+def test_a_price_past_a_bound_by_its_digits_is_left_out(tmp_path: Path, price: str, spot: str, reason: str) -> None:
+    res = _import(tmp_path, f"g5.xlarge,A10G,1,4,16,,{price},{spot},us-east-1,us-east-1a,x86_64\n" + GOOD)
+    assert [r.instance for r in res.rows] == ["g5.24xlarge"]
+    assert res.skipped == {"g5.xlarge": reason}, res.skipped
+
+
+@pytest.mark.parametrize("price, spot", [("0.001", ""), ("10000", ""), ("10000.000", ""), ("3", "0.0010")])
+def test_a_price_on_a_bound_is_still_kept(tmp_path: Path, price: str, spot: str) -> None:
+    res = _import(tmp_path, f"g5.xlarge,A10G,1,4,16,,{price},{spot},us-east-1,us-east-1a,x86_64\n")
+    assert [(r.usd_per_hour, r.spot_usd_per_hour) for r in res.rows] == [(float(price), float(spot) if spot else None)]
+
+
+GCP_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone\n"
+
+
+@pytest.mark.parametrize("vm, gpu, kept", [
+    # 0.0005 + 0.00049999999999999999 = 0.00099999999999999999 (below); round(float sum, 6) is 0.001
+    ("0.0005", "0.00049999999999999999", False),
+    ("0.0005", "0.0005", True),
+])
+def test_a_gcp_price_is_judged_by_the_exact_sum(tmp_path: Path, vm: str, gpu: str, kept: bool) -> None:
+    from planner.catalog.skypilot import import_file
+
+    path = tmp_path / "gcp" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text(GCP_HEADER + f"a2-highgpu-1g,,,12,85,{vm},,us-central1,us-central1-a\n"
+                    f",A100,1,,,{gpu},,us-central1,us-central1-a\n", encoding="utf-8")
+    res = import_file(path)
+    assert [r.instance for r in res.rows] == (["a2-highgpu-1g"] if kept else [])
+    if not kept:
+        # the exact sum, then the two rows' prices as written
+        assert res.skipped["a2-highgpu-1g"] == (f"line 2: an on-demand price of '{BELOW}' (VM row {vm} + A100 x1 row "
+                                                f"{gpu}) USD/h, less than any real hourly price (at least 0.001 "
+                                                "USD/h)"), res.skipped

@@ -1,6 +1,9 @@
 """Issue 28, hostile pass 25: import-skypilot numeric cells holding a character beside the number (h25b N4: a tab,
 vertical tab, form feed, U+001C-U+001F, U+0085 or a no-break space, which Python's str.strip() reads past, named
-at its line and column rather than left out under a false reason or taken), ..."""
+at its line and column rather than left out under a false reason or taken); import-skypilot's price floor and cap
+judged by the digits written, GCP's by the exact sum of its two rows (h25b M2); sizes and rates in scenarios,
+overlays and CLI options holding a control character or line separator refused with it named, and the CLI's
+number options naming one rather than calling it a space (h25b M8)."""
 
 from __future__ import annotations
 
@@ -135,3 +138,89 @@ def test_a_gcp_price_is_judged_by_the_exact_sum(tmp_path: Path, vm: str, gpu: st
         assert res.skipped["a2-highgpu-1g"] == (f"line 2: an on-demand price of '{BELOW}' (VM row {vm} + A100 x1 row "
                                                 f"{gpu}) USD/h, less than any real hourly price (at least 0.001 "
                                                 "USD/h)"), res.skipped
+
+
+# -- h25b M8: a size or rate holding a control character is refused, the character named --------------------------
+
+@pytest.mark.parametrize("text, name, hint", [
+    ("10\x1fGiB", "the control character U+001F", "Write it as '10 GiB'."),
+    ("10 GiB\x1c", "the control character U+001C", "Write it as '10 GiB'."),
+    ("10\tGiB", "the control character U+0009 (CHARACTER TABULATION)", "Write it as '10 GiB'."),
+    ("\x8510 GiB", "the control character U+0085 (NEXT LINE)", "Write it as '10 GiB'."),
+    ("10 GiB\u2028", "U+2028 (LINE SEPARATOR)", "Write it as '10 GiB'."),
+])
+def test_a_size_holding_a_control_is_refused(text: str, name: str, hint: str) -> None:
+    from planner.core.units import UnitError, parse_size
+
+    with pytest.raises(UnitError) as e:
+        parse_size(text)
+    assert str(e.value) == f"the size {text!r} holds {name}, which is not a space"
+    assert e.value.hint == hint
+
+
+def test_a_rate_holding_a_control_is_refused() -> None:
+    from planner.core.units import UnitError, parse_rate
+
+    with pytest.raises(UnitError) as e:
+        parse_rate("1008 GB/s\x1c")
+    assert str(e.value) == "the rate '1008 GB/s\\x1c' holds the control character U+001C, which is not a space"
+    assert e.value.hint == "Write it as '1008 GB/s'."
+
+
+def test_plain_sizes_and_rates_are_still_read() -> None:
+    from planner.core.units import GiB, parse_rate, parse_size
+
+    assert parse_size(" 10 GiB ") == 10 * GiB and parse_rate("1008 GB/s") == 1008e9
+
+
+def test_a_scenario_dataset_size_with_a_control_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "s4.yaml"
+    path.write_text('name: t\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: train\n    method: qlora\n'
+                    '    dataset_size: "10\\x1fGiB"\nconstraints:\n  allowed_gpus: [rtx-4090]\n', encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "planner", "plan", str(path), "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 2, r.stdout
+    assert r.stderr == (f"Error: {path}:7: workloads[0].dataset_size: the size '10\\x1fGiB' holds the control "
+                        "character U+001F, which is not a space. Write it as '10 GiB'.\n"), r.stderr
+
+
+@pytest.mark.parametrize("opt, value, want", [
+    ("--dataset-size", "10\x1fGiB", "Error: --dataset-size: the size '10\\x1fGiB' holds the control character U+001F, "
+                                    "which is not a space. Write it as '10 GiB'.\n"),
+    ("--context", "2048\x1c", "Error: --context: '2048\\x1c' holds the control character U+001C, which is not a "
+                              "space. Write the number alone: --context 2048.\n"),
+    # inside the number: no hint guesses which number was meant
+    ("--context", "20\t48", "Error: --context: '20\\t48' holds the control character U+0009 (CHARACTER "
+                            "TABULATION), which is not a space. Write the number alone.\n"),
+    ("--context", " 2048", "Error: --context: ' 2048' has spaces around the number. Write it without them: "
+                           "--context 2048.\n"),
+])
+def test_the_cli_names_a_control_rather_than_a_space(opt: str, value: str, want: str) -> None:
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    task = ["--task", "train", "--method", "qlora"] if opt == "--dataset-size" else ["--task", "infer"]
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", *task, opt, value])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == want, r.stderr
+
+
+def test_an_overlay_size_with_a_control_is_refused_at_its_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    d = tmp_path / "ov"
+    d.mkdir()
+    (d / "cloud.yaml").write_text(
+        "schema_version: 1\ninstances:\n  - id: aws-my-g6\n    provider: aws\n    instance: my.g6\n    gpu: l4\n"
+        "    gpu_count: 1\n    vcpus: 4\n    memory: \"16\\x1fGiB\"\n    usd_per_hour: 0.8\n    region: us-east-2\n"
+        "    source: a quote\n    as_of: 2026-01-01\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["catalog", "cloud", "--catalog", str(d)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {d / 'cloud.yaml'}:9: instances[0] (aws-my-g6).memory: the size '16\\x1fGiB' holds "
+                        "the control character U+001F, which is not a space. Write it as '16 GiB'.\n"), r.stderr

@@ -224,3 +224,19 @@ def test_an_overlay_size_with_a_control_is_refused_at_its_line(tmp_path: Path) -
     assert r.exit_code == 2, r.output
     assert r.stderr == (f"Error: {d / 'cloud.yaml'}:9: instances[0] (aws-my-g6).memory: the size '16\\x1fGiB' holds "
                         "the control character U+001F, which is not a space. Write it as '16 GiB'.\n"), r.stderr
+
+
+@pytest.mark.parametrize("col, line", [
+    ("InstanceType", "g5.xlarge\x1d,A10G,1,4,16,,1,,us-east-1,us-east-1a,x86_64\n"),
+    ("AcceleratorName", "g5.xlarge,A10G\x1e,1,4,16,,1,,us-east-1,us-east-1a,x86_64\n"),
+    ("Region", "g5.xlarge,A10G,1,4,16,,1,,us-east-1\x1c,us-east-1a,x86_64\n"),
+    ("AvailabilityZone", "g5.xlarge,A10G,1,4,16,,1,,us-east-1,us-east-1a\x1f,x86_64\n"),
+])
+def test_a_control_at_the_end_of_a_text_column_is_named(tmp_path: Path, col: str, line: str) -> None:
+    # str.strip() read past these, so the row was taken as if they were not there (h25b N4's root)
+    res = _import(tmp_path, line + GOOD)
+    assert [r.instance for r in res.rows] == ["g5.24xlarge"]
+    cell = line.split(",")[AWS_HEADER.rstrip().split(",").index(col)]
+    assert res.skipped["g5.xlarge"] == (f"line 2, column {col}: '{cell}' holds the control character "
+                                        f"U+{ord(cell[-1]):04X}, which would rewrite what the terminal and reports "
+                                        "show"), res.skipped

@@ -428,8 +428,13 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
             return f", column {col}: {raw} is below 0{unit}"
         if col == "vCPUs" and not is_whole(raw):
             return f", column vCPUs: {raw} is not a whole number of vCPUs"
-    zone = row.get("AvailabilityZone", "").strip()
+    zone = row.get("AvailabilityZone", "").strip(" ")
     why = unsafe_problem(zone) if zone else None
     if why:  # as the region and instance type are checked (h22b M9): the zone places the row's spot price
         return f", column AvailabilityZone: {_quoted(zone)} {why}"
+    for col in ("InstanceType", "AcceleratorName", "Region"):  # checked whole later, once str.strip() has read
+        text = row.get(col, "").strip(" ")                      # past a tab, U+001C-U+001F, U+0085 at an end
+        why = unsafe_problem(text) if text and not unsafe_problem(text.strip()) else None
+        if why:  # so one there is named here (h25b N4)
+            return f", column {col}: {_quoted(text)} {why}"
     return None

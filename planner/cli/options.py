@@ -22,7 +22,8 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     """Refuse a number written in digits of another script ('٤٠٩٦', fullwidth '２'), which click's int and
     float (Python's int(), float()) would read: files and the API refuse them, so the command line does too
     (planner.core.fields.ascii_digits), with the ASCII spelling as the hint; so are a number with a control
-    character in it or around it (named: a tab, U+001C-U+001F, U+0085, h25b M8), or spaces around it, a leading zero, '_' separators and a comma ('0,1': a decimal comma or a thousands separator,
+    character in it or around it (named: a tab, U+001C-U+001F, U+0085, h25b M8), or spaces around it, a
+    leading zero, '_' separators and a comma ('0,1': a decimal comma or a thousands separator,
     planner.core.units.separator_problem; ``whole``: the option takes a whole number, so only whole
     readings are hinted), and a number of more digits than any value planner reads
     (planner.core.units.MAX_NUMBER_DIGITS).

@@ -59,9 +59,10 @@ A row it cannot read is left out with its line and column, and every row of its 
 (never priced from the rows that remain), counted by reason in the summary: a row with more or fewer
 fields than the header, a value that is not a plain number in a numeric column (``AcceleratorCount``,
 ``vCPUs``, ``MemoryGiB``, ``Price``, ``SpotPrice``; empty is allowed and means none; ``1_0``, ``inf``,
-``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU (a count is
-whole by its digits, :func:`planner.catalog.skypilot_csv.is_whole`: '3.9999999999999999999' is not), a control,
-bidirectional or invisible character in ``AvailabilityZone`` (h22b M9),
+``nan`` are refused though Python's ``float()`` reads them; so is a number beside anything but ordinary spaces,
+the character named: a tab, U+001C-U+001F, U+0085, which ``str.strip()`` reads past, h25b N4), a negative value,
+a fraction of a vCPU (a count is whole by its digits, :func:`planner.catalog.skypilot_csv.is_whole`:
+'3.9999999999999999999' is not), a control, bidirectional or invisible character in ``AvailabilityZone`` (h22b M9),
 and a row the catalog loader would refuse (:func:`_imported_problem`: a control, bidirectional or line-break
 character in the instance type or region, either not ASCII (a lookalike region 'us-\u0435ast-1' never competes
 with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly price outside the loader's
@@ -563,6 +564,10 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
     lo = min((z.spot for z in spots), default=None)  # type: ignore[type-var]
     hi = max((z.spot for z in spots), default=None)  # type: ignore[type-var]
     rng = (lo, hi) if lo is not None and hi is not None and lo < hi else None
+    beyond = next(filter(None, [*(_written_bound(z.price_text, z.line) for z in rz if z.price == price),
+                                *(_written_bound(z.spot_text, z.line) for z in spots)]), None)
+    if beyond is not None:  # by the digits written: '10000.000000000000001' is above the cap, its float not (h25b M2)
+        return beyond
     gid, count, vcpus, mem = meta
     notes = []
     if provider == "gcp":
@@ -579,6 +584,25 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
                     memory_gib=mem, usd_per_hour=price, region=best, spot_usd_per_hour=spot,
                     spot_usd_per_hour_range=rng, verification="D" if provider == "gcp" else "V",
                     notes=" ".join(notes))
+
+
+def _written_bound(text: str, line: str) -> str | None:
+    """Why an hourly price written ``text`` (on CSV line ``line``) is outside the catalog's bounds
+    (planner.catalog.cloud.MIN_USD_PER_HOUR to MAX_USD_PER_HOUR), judged by its digits, not the float they round
+    to (h25b M2: '0.00099999999999999999' reads as 0.001, '10000.000000000000001' as 10000.0), or None: within
+    them, 0, or not read by Decimal (an exponent beyond Decimal's: its float is judged, :func:`_imported_problem`)."""
+    from decimal import Decimal
+
+    from planner.catalog.cloud import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
+    from planner.core.units import written_decimal
+
+    exact = written_decimal(text)
+    where = f"line {line}: " if line else ""
+    if exact is not None and exact > MAX_USD_PER_HOUR:
+        return f"{where}an hourly price of {text} USD/h, above the catalog's largest, {MAX_USD_PER_HOUR:,} USD/h"
+    if exact is not None and 0 < exact < Decimal(str(MIN_USD_PER_HOUR)):
+        return f"{where}an hourly price of {text} USD/h, less than any real one (at least {MIN_USD_PER_HOUR:g} USD/h)"
+    return None
 
 
 def _memory_text(gib: float) -> str:

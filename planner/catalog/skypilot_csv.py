@@ -382,6 +382,22 @@ def is_whole(raw: str) -> bool:
     return math.isfinite(number) and number == int(number)
 
 
+def _not_in_number(raw: str) -> str | None:
+    """What a numeric cell holds besides its number and ordinary spaces that a message must name (h25b N4), or
+    None: a control, line-break, bidirectional or invisible character (planner.core.names.unsafe_problem: a tab,
+    a vertical tab, a form feed, U+001C-U+001F and U+0085, which Python's ``str.strip()`` and ``float()`` read
+    past as white space), or a space other than U+0020 (U+00A0, U+3000), which no vms.csv writes."""
+    why = unsafe_problem(raw)
+    if why:
+        return why
+    blank = next((c for c in raw if c.isspace()), None)
+    if blank is not None:
+        from planner.core.names import char_name
+
+        return f"holds {char_name(blank)}, a space other than an ordinary one (U+0020)"
+    return None
+
+
 def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:
     """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None: a row of the wrong
     width, a numeric value that is not a plain number, negative, or a fraction of a vCPU, and an availability zone
@@ -391,10 +407,13 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
                  f"{len(fields) - len(header)} value(s) after the last column, {header[-1]}")
         return f": {len(fields)} fields where the header has {len(header)}: {where} (a comma inside a value must be quoted)"
     for col in NUMERIC_COLUMNS:
-        raw = row.get(col, "").strip()
+        raw = row.get(col, "").strip(" ")  # ordinary spaces alone: str.strip() eats U+001C-U+001F, U+0085 (h25b N4)
         if not raw:
             continue
         shown = _quoted(raw)
+        odd = _not_in_number(raw)
+        if odd is not None:
+            return f", column {col}: {shown} is not a plain number: it {odd}"
         if not _NUMBER.fullmatch(raw):
             try:
                 finite = math.isfinite(float(raw))
@@ -409,8 +428,13 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
             return f", column {col}: {raw} is below 0{unit}"
         if col == "vCPUs" and not is_whole(raw):
             return f", column vCPUs: {raw} is not a whole number of vCPUs"
-    zone = row.get("AvailabilityZone", "").strip()
+    zone = row.get("AvailabilityZone", "").strip(" ")
     why = unsafe_problem(zone) if zone else None
     if why:  # as the region and instance type are checked (h22b M9): the zone places the row's spot price
         return f", column AvailabilityZone: {_quoted(zone)} {why}"
+    for col in ("InstanceType", "AcceleratorName", "Region"):  # checked whole later, once str.strip() has read
+        text = row.get(col, "").strip(" ")                      # past a tab, U+001C-U+001F, U+0085 at an end
+        why = unsafe_problem(text) if text and not unsafe_problem(text.strip()) else None
+        if why:  # so one there is named here (h25b N4)
+            return f", column {col}: {_quoted(text)} {why}"
     return None

@@ -104,11 +104,36 @@ class _Zone:
     parts: str = ""  # GCP: 'VM a + GPU b'
     spot_parts: str = ""
     line: str = ""  # the CSV line of the row it is read from (a reason about it names the line, h22b M1)
+    price_text: str = ""  # the price and spot price as written (GCP: the sum of the two rows' digits), by whose
+    spot_text: str = ""   # digits the catalog's floor and cap are judged (h25b M2; planner.catalog.skypilot._pick)
 
 
 
 #: A number whose digits are not all 0 ('1e-400', which Python's float() reads as 0.0).
 _NONZERO = re.compile(r"[+]?[0-9]*\.?[0-9]*[1-9]")
+
+
+def _sum_text(a: str, b: str) -> str:
+    """The exact sum of two prices as written (GCP's VM and GPU rows), as text; '' when either has no digits
+    Decimal reads (none written, or an exponent beyond Decimal's: then the float is judged)."""
+    from planner.core.units import written_decimal
+
+    x, y = written_decimal(a), written_decimal(b)
+    return "" if x is None or y is None else str(x + y)
+
+
+def _below_floor(price: float | None, text: str, cell: str) -> bool:
+    """Whether an on-demand ``price`` is not 0 yet below the catalog's floor (MIN_USD_PER_HOUR), judged by the
+    digits written (``text``, h25b M2: '0.00099999999999999999', whose float is 0.001, is below), or by the float
+    where Decimal does not read them; a ``cell`` of digits not all 0 ('1e-400', read as 0.0) is not 0."""
+    from decimal import Decimal
+
+    from planner.core.units import written_decimal
+
+    exact = written_decimal(text)
+    if exact is not None and price is not None:
+        return 0 < exact < Decimal(str(MIN_USD_PER_HOUR))
+    return price is not None and price < MIN_USD_PER_HOUR and (price > 0 or bool(_NONZERO.match(cell.strip())))
 
 
 def _num(value: str | None) -> float | None:
@@ -198,10 +223,11 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
                   f"line {r['_line']}: no Region ({'empty' if not r.get('Region') else 'blank'})")
             continue
         price, spot = _num(r["Price"]), _spot(r, result)
+        price_text, spot_text = r["Price"].strip(), (r["SpotPrice"] or "").strip() if spot is not None else ""
         zone = (r.get("AvailabilityZone") or "").strip()
         parts = spot_parts = ""
         if provider == "gcp":
-            g_price, g_spot = gpu_rows.get((acc, count, r["Region"], zone), (None, None))
+            g_price, g_spot, g_texts = gpu_rows.get((acc, count, r["Region"], zone), (None, None, ("", "")))
             if g_price is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3)
                 unpriced.setdefault(inst, (r["_line"], f"{acc} x{count}", zone or r["Region"]))
                 continue
@@ -212,9 +238,13 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
             else:
                 spot = None
             price = round(price + g_price, 6) if price else None
-        if price is not None and price < MIN_USD_PER_HOUR and (price > 0 or _NONZERO.match(r["Price"].strip())):
+            price_text = _sum_text(price_text, g_texts[0])
+            spot_text = _sum_text(spot_text, g_texts[1]) if spot is not None else ""
+        if _below_floor(price, price_text, r["Price"]):
             # '4.9e-324', or '1e-400', which float() reads as 0: a price below any real one, said as written
-            leave(inst, shown, r["_line"], f"line {r['_line']}: an on-demand price of {_quoted(r['Price'].strip())} "
+            said = _quoted(price_text or r["Price"].strip()) + (
+                f" (VM row {r['Price'].strip()} + {acc} x{count} row {g_texts[0]})" if parts and price_text else "")
+            leave(inst, shown, r["_line"], f"line {r['_line']}: an on-demand price of {said} "
                                            "USD/h, less than any real hourly price (at least "
                                            f"{MIN_USD_PER_HOUR:g} USD/h)")
             continue
@@ -227,7 +257,7 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
                            **({} if provider == "gcp" else {"gpu_count": (r.get("AcceleratorCount") or "").strip()})}
         lines.setdefault(inst, r["_line"])
         zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result), zone, price, spot, parts,
-                                                spot_parts, str(r["_line"])))
+                                                spot_parts, str(r["_line"]), price_text, spot_text))
     for inst, (line, gpus, zone) in unpriced.items():
         if inst not in zones and spelled[inst] not in result.skipped:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
@@ -248,16 +278,18 @@ def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] 
     return f"{why}; it holds {_first_foreign(acc)}: written {_quoted(folded)}, it would be GPU {gid}"
 
 
-def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult) -> dict[tuple[str, int, str, str],
-                                                                                   tuple[float | None, float | None]]:
+def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult
+                  ) -> dict[tuple[str, int, str, str], tuple[float | None, float | None, tuple[str, str]]]:
     """GCP's GPU rows (an accelerator, no machine type): (accelerator, count, region, zone) -> (on-demand, spot)
-    price of the GPUs, which a machine type's row of that zone adds to its VM price (module docstring)."""
-    gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None]] = {}
+    price of the GPUs, which a machine type's row of that zone adds to its VM price (module docstring), and the
+    two as written."""
+    gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None, tuple[str, str]]] = {}
     for r in rows:
         if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
             count = int(_num(r["AcceleratorCount"]) or 0)
+            spot = _spot(r, result)
             gpu_rows[(r["AcceleratorName"].strip(), count, r["Region"], r.get("AvailabilityZone", ""))] = (
-                _num(r["Price"]), _spot(r, result))
+                _num(r["Price"]), spot, (r["Price"].strip(), r["SpotPrice"].strip() if spot is not None else ""))
     return gpu_rows
 
 

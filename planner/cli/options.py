@@ -21,8 +21,9 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
                           whole: bool = False) -> None:
     """Refuse a number written in digits of another script ('٤٠٩٦', fullwidth '２'), which click's int and
     float (Python's int(), float()) would read: files and the API refuse them, so the command line does too
-    (planner.core.fields.ascii_digits), with the ASCII spelling as the hint; so are a number with spaces
-    around it, a leading zero, '_' separators and a comma ('0,1': a decimal comma or a thousands separator,
+    (planner.core.fields.ascii_digits), with the ASCII spelling as the hint; so are a number with a control
+    character in it or around it (named: a tab, U+001C-U+001F, U+0085, h25b M8), or spaces around it, a
+    leading zero, '_' separators and a comma ('0,1': a decimal comma or a thousands separator,
     planner.core.units.separator_problem; ``whole``: the option takes a whole number, so only whole
     readings are hinted), and a number of more digits than any value planner reads
     (planner.core.units.MAX_NUMBER_DIGITS).
@@ -71,6 +72,16 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     if digits > MAX_NUMBER_DIGITS:  # no count, size or rate planner reads has more (files refuse them too)
         raise LineError(f"{opt}: the number {value.strip()[:20]!r}...({digits:,} digits) is too long to read: no "
                         f"value planner reads has more than {MAX_NUMBER_DIGITS} digits. Check the value.", ctx)
+    odd = re.search("[\x00-\x1f\x7f-\x9f\u2028\u2029]", value)
+    if odd is not None:  # str.strip() reads a tab, U+001C-U+001F, U+0085 as spaces: named as what it is (h25b M8)
+        from planner.core.errors import char_name
+
+        blank = "[\\s\x00-\x1f\x7f-\x9f\u2028\u2029]"
+        plain = re.sub(f"^{blank}+|{blank}+$", "", value)  # hinted where they were around the number, never inside
+        plain = "" if re.search(blank, plain) else plain
+        said = ("the control character " if odd.group() < "\u2028" else "") + char_name(odd.group())
+        raise LineError(f"{opt}: {value!r} holds {said}, which is not a "
+                        "space. Write the number alone" + (f": {opt} {plain}." if plain else "."), ctx)
     if value != value.strip():  # Python's int(' 2') is 2; a file's quoted ' 2' is refused as a text: so is this
         raise LineError(f"{opt}: {value!r} has spaces around the number. Write it without them: "
                         f"{opt} {value.strip()}.", ctx)

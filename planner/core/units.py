@@ -216,6 +216,32 @@ def _refuse_long_number(text: str, what: str) -> None:
                         f"{'24 GiB' if what == 'size' else '64 GB/s'}.")
 
 
+#: A control character (C0, DEL, C1) or a line or paragraph separator: Python's regex ``\s`` and ``str.strip()`` read
+#: a tab, U+001C-U+001F, U+0085 and U+2028 as white space, so a size's pattern would read past them (h25b M8).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _refuse_control(text: str, what: str) -> None:
+    """Refuse a size or rate that holds a control character or a line separator (:data:`_CONTROL`), named and shown
+    escaped (h25b M8: '10\\x1fGiB' was read as 10 GiB, while a count holding one is refused).
+
+    Raises:
+        UnitError: naming the character (planner.core.errors.char_name), with the text written with a space in its
+            place as the hint where that reads as a size or rate.
+    """
+    m = _CONTROL.search(text)
+    if m is None:
+        return
+    from planner.core.errors import char_name
+
+    fixed = " ".join(_CONTROL.sub(" ", text).split())
+    example = "24 GiB" if what == "size" else "64 GB/s"
+    said = ("the control character " if m.group() < "\u2028" else "") + char_name(m.group())
+    raise UnitError(f"the {what} {text!r} holds {said}, which is not a space",
+                    f"Write it as {fixed!r}." if fixed and fixed != text else
+                    f"Write a number and its unit, e.g. '{example}'.")
+
+
 def _unit_suggestion(number: object) -> str:
     """What to write for a size given as a bare number: the units it may count, none guessed (16380 may be MiB of
     a GPU, 2048 GiB of a cloud instance), bytes first for a number as large as a byte count; never a negative."""
@@ -265,6 +291,7 @@ def parse_size(text: object) -> int:
     if isinstance(text, (int, float)):
         raise UnitError(f"the size {text!r} has no unit; {_unit_suggestion(text)}")
     _refuse_long_number(text, "size")
+    _refuse_control(text, "size")
     unitless = not re.search(r"[A-Za-z]", text)  # '1,5': no unit either, which the hint adds
     separated = separator_problem(text, (lambda t: f"'{t} GiB' or '{t} GB'") if unitless else repr)
     if separated:
@@ -325,6 +352,7 @@ def parse_rate(text: object) -> float:
     if isinstance(text, bool) or not isinstance(text, str):
         raise UnitError(f"the rate {text!r} has no unit; write e.g. '900 GB/s' or '400 Gb/s'")
     _refuse_long_number(text, "rate")
+    _refuse_control(text, "rate")
     separated = separator_problem(text, repr)
     if separated:
         raise UnitError(*separated)

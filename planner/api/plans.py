@@ -435,8 +435,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)
     need_name(scenario, data, out)
-    # a request the time model cannot shape (tokens_per_request at or above the context), at its key, as compare
-    # says it: the plan times each inference workload's request too (planner.speed.timing)
+    # a request the time model cannot shape (tokens_per_request >= context): said at its key, as compare says it
     check_request_inputs(Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1), sc.workloads)
     # the ownership inputs price time per job, cost per job and TCO beside the capex (planner.cost.objective)
     costs = read_costs(sc.costs, cat, sc.workloads)

@@ -149,8 +149,9 @@ def give_set_access(fd: int, templates: Sequence[Path], narrow: int, shown: Path
 
 def _narrow_to_set(fd: int, theirs: Sequence[tuple[Path, os.stat_result]], bits: int,
                    group_error: Callable[[OSError, int], Exception] | None = None) -> None:
-    """Narrow the open report ``fd`` to the set's reports ``theirs`` (paths with their stat): no permission bit
-    outside ``bits`` and theirs, no POSIX ACL grant that any of them (or its own, inherited one) lacks
+    """Narrow the open report ``fd`` to the set's reports ``theirs`` (paths with their stat): no group, other or
+    ACL permission outside ``bits`` and theirs (the owner's own bits stay the new file's: a report the owner made
+    read-only narrows no other, h26a N1), no POSIX ACL grant that any of them (or its own, inherited one) lacks
     (:func:`narrower`), and their group where they share one; where they do not, or the group cannot be given
     and ``group_error`` is None, no group bits. One rule for a gained report at staging
     (:func:`give_set_access`) and after the moves (:func:`recheck_gained`).
@@ -162,7 +163,7 @@ def _narrow_to_set(fd: int, theirs: Sequence[tuple[Path, os.stat_result]], bits:
     own = os.fstat(fd)
     bits &= stat.S_IMODE(own.st_mode) & KEPT_MODE_BITS
     for _, st in theirs:
-        bits &= stat.S_IMODE(st.st_mode)
+        bits &= stat.S_IMODE(st.st_mode) | 0o700  # who else may read: the owner's bits on theirs are theirs alone
     gids = {st.st_gid for _, st in theirs}
     grouped = len(gids) == 1
     if grouped and own.st_gid not in gids:
@@ -178,6 +179,7 @@ def _narrow_to_set(fd: int, theirs: Sequence[tuple[Path, os.stat_result]], bits:
     for path, st in theirs:
         acl = narrower(acl, parse_acl(_acl_of(path), stat.S_IMODE(st.st_mode)))
     acl = narrower(acl, parse_acl(None, bits))
+    acl[(USER_OBJ, _NO_ID)] = (stat.S_IMODE(own.st_mode) >> 6) & 7  # the new file's owner keeps its own (h26a N1)
     if not grouped:
         acl[(GROUP_OBJ, _NO_ID)] = 0
     apply(fd, acl, bits & ~0o777)

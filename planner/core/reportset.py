@@ -459,7 +459,8 @@ class ReportSet:
     def _set_mode(self, manifest: dict[str, dict]) -> int | None:
         """The permission bits every report of this set now in the folder allows (their modes ANDed), or None
         when none is there: a report the set gains (a new --format) is given no more than that, so a set the user
-        made private (chmod 600) stays private. Those reports are kept as the templates whose group and narrowest
+        made private (chmod 600) stays private. The owner's bits are left out of it (always allowed): a report the
+        owner made read-only (chmod 444) says nothing about who else may read the set (h26a N1). Those reports are kept as the templates whose group and narrowest
         ACL a gained report gets (:func:`planner.core.access.give_set_access`)."""
         bits, self._templates = None, []
         for name, entry in manifest.items():
@@ -470,7 +471,8 @@ class ReportSet:
             except OSError:
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
-                bits = stat.S_IMODE(st.st_mode) if bits is None else bits & stat.S_IMODE(st.st_mode)
+                mode = stat.S_IMODE(st.st_mode) | 0o700  # the owner's own bits on one file narrow no other (h26a N1)
+                bits = mode if bits is None else bits & mode
                 self._templates.append(self.out / name)
         return bits
 

@@ -179,7 +179,8 @@ def plain_text(value: Any) -> Any:
 
 def plain_texts(value: Any, _within: tuple[int, ...] = ()) -> Any:
     """``value`` with every text in it (mapping keys and values, list and tuple items, at any depth) made a
-    plain ``str`` (:func:`plain_text`), and every mapping, list and tuple made of what it stores
+    plain ``str`` (:func:`plain_text`), every ``int`` or ``float`` subclass the plain number it stores, and every
+    mapping, list and tuple made of what it stores
     (planner.core.held: ``dict.items``, ``list.__iter__``, never a subclass's ``keys()``, ``__iter__`` or
     ``__len__``, h25b N1/N2). A plain dict, list or tuple that holds no such text or container comes back as the
     same object; a dict, list or tuple subclass, or another Mapping, as a new plain dict, list or tuple, so that
@@ -191,6 +192,10 @@ def plain_texts(value: Any, _within: tuple[int, ...] = ()) -> Any:
 
     if isinstance(value, str):
         return plain_text(value)
+    if isinstance(value, (int, float)) and type(value) not in (int, float, bool):
+        # an int or float subclass as the number it stores, never through its own __int__, __index__ or __float__
+        # (h26b N1: one that raises escaped as its exception, not InputError)
+        return int.__index__(value) if isinstance(value, int) else float.__float__(value)
     if not isinstance(value, (Mapping, list, tuple)) or id(value) in _within or len(_within) >= MAX_ARGUMENT_DEPTH:
         return value
     _within = (*_within, id(value))

@@ -194,6 +194,8 @@ def _deepseek(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Arc
         moe_f = _get(cfg, "moe_intermediate_size", where)
         shared = _get(cfg, "n_shared_experts", where, default=0, min_value=0) * moe_f
     dense_f = _get(cfg, "intermediate_size", where)
+    if experts > 1 and k_dense >= L:  # no MoE layer at all: every layer's MLP is dense (h26b N2)
+        experts, per_tok, shared, moe_f = 1, 1, 0, 0
     dense_layers = min(k_dense, L) if experts > 1 else 0
     bias = _get(cfg, "attention_bias", where, default=False, kind=bool)
     mlp_bias = _get(cfg, "mlp_bias", where, default=False, kind=bool) if not v3 else False
@@ -464,6 +466,8 @@ def _qwen2_moe(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Ar
     if not isinstance(only, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in only):
         raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {_shown(only)}", "mlp_only_layers")
     dense = sum(1 for i in range(L) if i in only or (i + 1) % step)
+    if dense >= L:  # no sparse layer at all: Transformers builds every layer with the dense MLP (h26b N2)
+        experts, per_tok = 1, 1
     window, window_layers = None, 0
     if _get(cfg, "use_sliding_window", where, kind=bool) and cfg.get("sliding_window"):
         window = _get(cfg, "sliding_window", where)
@@ -476,11 +480,14 @@ def _qwen2_moe(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Ar
         if not window_layers:
             window = None
     moe_f = _get(cfg, "moe_intermediate_size", where)
+    shared_f = _get(cfg, "shared_expert_intermediate_size", where, min_value=0)
+    if experts == 1:  # all dense (above): Qwen2MoeMLP of intermediate_size in every layer, no router, no experts
+        moe_f, shared_f, dense = keys["intermediate_size"], 0, 0
     return Architecture(
         model_type=model_type, **{**keys, "intermediate_size": moe_f},
         qkv_bias=_get(cfg, "qkv_bias", where, kind=bool), num_local_experts=experts, num_experts_per_tok=per_tok,
-        shared_expert_intermediate_size=_get(cfg, "shared_expert_intermediate_size", where, min_value=0),
-        shared_expert_gate=True, dense_layers=dense, dense_intermediate_size=keys["intermediate_size"] if dense else 0,
+        shared_expert_intermediate_size=shared_f, shared_expert_gate=experts > 1, dense_layers=dense,
+        dense_intermediate_size=keys["intermediate_size"] if dense else 0,
         sliding_window=window, sliding_window_layers=window_layers, torch_dtype=_dtype(cfg), extra=dict(cfg),
     )
 

@@ -208,6 +208,7 @@ def _rate(rate: float, tpot_s: float, **costs) -> dict:
     return data
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_under_requests_per_s_a_rental_holds_the_sequences_really_in_flight(catalog):
     from planner.solve.inflight import at_load
 

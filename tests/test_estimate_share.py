@@ -80,6 +80,7 @@ def test_at_most_a_quarter_of_a_scenarios_prices_are_estimates(path, catalog):
     assert share <= MAX_ESTIMATE_SHARE, f"{len(est)} of {len(parts)} prices are estimates: {', '.join(est)}"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_not_yet_sourced_list_names_what_the_plans_pay_at_an_estimate(catalog):
     # the xfail reasons are the measurement: each names exactly the parts its plan pays at an estimate
     for path in SCENARIOS:

@@ -256,6 +256,7 @@ def scenario_docs(draw) -> dict[str, Any]:
     return doc
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @fuzz(30)
 @given(doc=scenario_docs(), command=st.sampled_from(["plan", "compare"]))
 def test_plan_and_compare_over_the_accepted_ranges(doc: dict[str, Any], command: str, tmp_path_factory) -> None:

@@ -113,6 +113,7 @@ def _call(call: str, out: Path) -> None:
         assert r.exit_code == 0, r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("call", ["load_catalog", "estimate", "fit", "compare", "plan", "cli plan"])
 def test_a_call_leaves_the_interpreter_alone(call: str, changes: list[str], tmp_path: Path) -> None:
     _call(call, tmp_path / "first")  # the modules a call imports the first time (numpy adds warning filters)

@@ -59,6 +59,7 @@ def test_a_closed_standard_output(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_latin1_terminal_gets_escapes_for_what_it_lacks(tmp_path: Path) -> None:
     scenario = tmp_path / "cjk.yaml"
     scenario.write_text(SCENARIO.read_text().replace("name: qlora-7b-12gb", "name: \u8a08\u753b-plan"))

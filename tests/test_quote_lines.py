@@ -209,6 +209,7 @@ def test_a_lapsed_sellers_quote_is_flagged_expired(tmp_path):
     assert ws["D2"].value == QUOTE_BANNER_SOME.format(n=n, total=len(priced))
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_reference_changes_with_the_lines(tmp_path):
     from datetime import datetime
 

@@ -103,6 +103,7 @@ def test_an_nf4_checkpoints_double_quant_setting_is_the_default(tmp_path: Path) 
     assert _weights_gib(tmp_path, {**nf4, "bnb_4bit_use_double_quant": False}, "--double-quant") == double
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_workload_files_model_path_is_read_from_its_directory(tmp_path: Path, monkeypatch) -> None:
     small = {**LLAMA_7B, "num_hidden_layers": 2}
     for where, cfg in ((tmp_path / "models" / "my", LLAMA_7B), (tmp_path / "sub" / "models" / "my", small)):
@@ -288,6 +289,7 @@ def test_the_staging_mark_goes_last_and_an_empty_staging_folder_is_removed(tmp_p
     assert f"Left {out / (reportset.STAGING_PREFIX + 'mine')}: it holds no planner mark" in " ".join(r.output.split())
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("kind, shown", [("fifo", "a named pipe"), ("folder", "a folder"),
                                          ("broken link", "a symbolic link")])
 def test_a_stale_name_that_holds_no_regular_file_is_kept_and_said(tmp_path: Path, kind: str, shown: str) -> None:

@@ -36,6 +36,7 @@ def test_a_size_of_40_digits_is_still_read() -> None:
     assert parse_size("1" + "0" * 39 + " B") == 10 ** 39  # 40 digits: the most read
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_command_line_and_config_json_refuse_numbers_too_long_to_read(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--dataset-size",
                                   f"{LONG} GiB"])

@@ -81,6 +81,7 @@ def test_an_extras_description_with_a_run_of_blanks_prints_on_its_line(tmp_path:
 
 # -- #5: blank-looking characters and repeated marks -----------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_blank_looking_character_inside_a_name_is_refused(tmp_path: Path) -> None:
     braille = _error(tmp_path, _named("team\\u2800a"))
     ogham = _error(tmp_path, _named("team\\u1680a"))

@@ -204,6 +204,7 @@ def test_a_hand_written_runpod_region_is_an_upper_case_country_code(tmp_path: Pa
 RUNPOD_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Region,SpotPrice,Price,AvailabilityZone,GpuInfo\n"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("region", [None, "us", "US", "us "])
 def test_import_skypilot_writes_runpod_regions_in_upper_case(tmp_path: Path, region: str | None) -> None:
     path = tmp_path / "runpod" / "vms.csv"

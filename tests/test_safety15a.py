@@ -216,6 +216,7 @@ def _models_overlay(tmp_path: Path, line: str) -> Path:
     return ov
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("key, written, meant", [("head_dim", "0128", "128"), ("sliding_window", "04096", "4096")])
 def test_a_models_config_leading_zero_gets_the_leading_zero_hint(tmp_path: Path, key: str, written: str,
                                                                  meant: str) -> None:

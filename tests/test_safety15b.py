@@ -348,6 +348,7 @@ def test_the_api_refuses_a_decimal_or_fraction_that_is_not_whole() -> None:
 
 
 # 10. API: a mapping holding itself, a PathLike of bytes and estimate(out=) are InputErrors that say so
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_api_arguments_are_refused_as_input_errors() -> None:
     import planner
     from planner.core.errors import InputError

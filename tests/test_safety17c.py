@@ -43,6 +43,7 @@ def _cal(tmp_path: Path, versions: str = '{torch: "2.5.1"}', context: str = "500
 
 # ---- 1: calibration versions and cuda_context
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("versions, shown", [("x", "'x'"), ('"2.13"', "'2.13'"), ("[a, b]", "a list"), ("42", "42"),
                                              ("true", "true"), ("2026-01-01", "the date 2026-01-01")])
 def test_a_calibration_versions_that_is_no_mapping_is_refused_at_its_line(tmp_path: Path, versions: str,

@@ -81,6 +81,7 @@ def test_a_sources_report_in_another_case_is_refused_too(tmp_path: Path) -> None
     assert _listing(ov) == ["gpus.yaml"]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_sources_report_beside_no_overlay_file_is_written(tmp_path: Path) -> None:
     # only a folder of overlay files is refused: a plan folder keeps the report (the reverted attempt refused all)
     s = _scenario(tmp_path / "s.yaml", "SOURCES")

@@ -160,6 +160,7 @@ def test_a_tab_after_a_colon_is_not_called_indentation(tmp_path: Path) -> None:
     assert err.endswith("Indent with spaces; YAML does not allow tabs there.")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_unknown_key_is_named_before_a_missing_task(tmp_path: Path) -> None:
     # a quoted 'task:<U+00A0>infer' (YAML reads a key, no lookalike check applies), and a typo
     r, err = _plan(tmp_path, 'name: t\nworkloads:\n  - {name: w1, model: llama-2-7b, "task:\u00a0infer"}\n')

@@ -47,6 +47,7 @@ def _raises(exc: type[Exception], fn, *args, **kw) -> str:
     ("chat", "ch\u0251t", "U+0251 (LATIN SMALL LETTER ALPHA) looks like 'a'"),
     ("team-I", "team-\ua4f2", "U+A4F2 (LISU LETTER I) looks like 'l'"),
 ])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_report_set_drawn_like_another_in_the_folder_is_refused(tmp_path: Path, first: str, second: str,
                                                                   said: str) -> None:
     out = tmp_path / "out"
@@ -61,6 +62,7 @@ def test_a_report_set_drawn_like_another_in_the_folder_is_refused(tmp_path: Path
     assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", f"{first}.json"]  # nothing written
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_set_drawn_alike_is_refused_through_the_api_before_any_work(tmp_path: Path) -> None:
     from planner import plan
 
@@ -119,6 +121,7 @@ def test_a_share_with_separators_or_a_leading_zero_gets_its_likely_reading(args,
     assert f"{value[0]} 1." not in err and f"{value[0]} 01." not in err and f"{value[0]} 10." not in err, err
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_following_the_share_hint_is_accepted() -> None:
     assert _run(*EST_TRAIN, "--lora-dropout", "0.1")[0] == 0
     assert _run(*EST_INFER, "--headroom", "0.05")[0] == 0

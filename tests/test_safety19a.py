@@ -352,6 +352,7 @@ def test_a_nameless_mapping_is_refused_with_out_and_planned_without(tmp_path: Pa
 
 # ---- 5a. the API's "Interrupted" line goes into no file planner must not write into ----
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("into", ["catalog", "input", "log"])
 def test_the_apis_interrupted_line_goes_into_no_protected_stream(tmp_path: Path, into: str) -> None:
     import signal

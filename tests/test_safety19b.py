@@ -298,6 +298,7 @@ def test_network_rate_floor(tmp_path):
     assert not exc.hint.startswith("Did you mean")  # 0.0001 Gb/s has no smaller prefix to correct
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_catalog_check_refuses_slow_rates(tmp_path):
     ov = _overlay(tmp_path, "network.yaml", "schema_version: 1\nnics:\n  - id: connectx-7-ndr\n    rate: 400 Mb/s\n")
     r = _cli("catalog", "check", "--today", "2026-12-02", "--catalog", str(ov))

@@ -192,6 +192,7 @@ _TAG_HINT = ("Remove the tag and write the value plainly (a number in ASCII digi
     ("{model: llama-2-7b, task: infer, context: !!int 4096}\n", 1, "context", "!!int", "'4096'"),
     ("model: llama-2-7b\ntask: infer\nlora_targets: !!seq [q_proj]\n", 3, "lora_targets", "!!seq", "a list"),
 ])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_every_written_tag_is_refused_alike(tmp_path: Path, text: str, line: int, entry: str, tag: str,
                                             on: str) -> None:
     w = tmp_path / "w.yaml"

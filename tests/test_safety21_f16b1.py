@@ -69,6 +69,7 @@ def test_a_path_beyond_u_ffff_in_the_default_source_loads_back(tmp_path: Path, f
     assert _source(out) == f"SkyPilot catalog file {src} (schema v8, REF:SKY-SCHEMA-v8), read 2026-01"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_private_use_character_in_the_path_is_escaped_in_the_default_source(tmp_path: Path) -> None:
     # U+F022: the SFM mapping of SMB shares writes it for a ':' in a Windows file name
     src = _aws(tmp_path / "share\uf022x")

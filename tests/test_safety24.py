@@ -74,6 +74,7 @@ def test_a_warning_is_wrapped_as_the_terminal_shows_it(tmp_path: Path) -> None:
 
 # ---- c
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("kv, near", [(5, "4 or 8"), (48, "32"), (3, "2 or 4")])
 def test_kv_heads_that_do_not_divide_name_the_nearest_divisors(tmp_path: Path, kv: int, near: str) -> None:
     c = _config(tmp_path, num_key_value_heads=kv)

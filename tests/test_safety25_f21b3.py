@@ -135,6 +135,7 @@ def test_m3_gpu_layers_option_is_refused_in_planners_line(given: str, line: str)
     assert "Invalid value" not in r.stderr
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_m3_gpu_layers_hinted_values_are_taken() -> None:
     for fixed in ("all", "1000", "20"):  # 1000 layers is every layer (llama.cpp clamps -ngl to n_layer + 1)
         r = CliRunner().invoke(main, _LLAMA + ["--gpu-layers", fixed])

@@ -94,6 +94,7 @@ def test_a_frozen_map_changed_in_place_changes_the_fingerprint():
     assert not still_checked(cat)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_catalog_left_as_read_is_not_checked_again(monkeypatch):
     calls = []
     real = api_inputs.check_catalog_object
@@ -184,6 +185,7 @@ def test_too_many_extras_are_refused_with_the_count(tmp_path):
     assert said.startswith("extras: lists 201 entries, more than the 200 a scenario may hold. Give the lines"), said
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_long_choice_list_is_refused_at_its_key(tmp_path):
     lengths = list(range(4096, 4096 - 500, -1))  # longest first, every one valid: 500 x 16 variants before
     w = {"name": "w", "model": "llama-2-7b", "task": "train", "method": "lora", "micro_batch": 1, "seq_len": lengths}

@@ -64,6 +64,7 @@ def _load(tmp_path: Path, body: str) -> str | None:
     ("    ", "context", "2_0e2", "2000"),
     ("    ", "context", "\uff12e3", "2000"),  # ２e3
 ])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_exponent_kept_and_hint_taken(tmp_path, section, key, value, hinted):
     body = "    context: 1024\n" if key != "context" else ""
     said = _load(tmp_path, body + f"{section}{key}: {value}\n")

@@ -365,6 +365,7 @@ def test_csv_formula_rule_after_a_space_too() -> None:
     assert csv_text(" =x") == " '=x" and csv_text("a, =x") == "a, '=x"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_import_skypilot_refusals_name_what_is_wrong(tmp_path: Path) -> None:
     (tmp_path / "d.csv").write_text(SKY_HEADER.strip() + ",Price\ngpu_1x_a10,A10,1.0,30.0,200,1.29,us-east-1,,,5\n")
     r = _cli("catalog", "import-skypilot", "d.csv", "--out", "s1", cwd=tmp_path)

@@ -89,6 +89,7 @@ def test_a_catalogs_derived_fields_are_checked(tmp_path: Path) -> None:
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone\n"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_row_without_an_instance_type_is_left_out_with_its_line(tmp_path: Path) -> None:
     csv = tmp_path / "e2.csv"
     csv.write_text(HEADER + '"",L4,1,4,16,"{}",0.8048,0.3,us-east-1,us-east-1a\n'
@@ -104,6 +105,7 @@ def test_a_row_without_an_instance_type_is_left_out_with_its_line(tmp_path: Path
 
 # -- 4. the importer's temporary check copy failing is said as that, not as standard output ---------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_check_copy_that_cannot_be_written_is_named(tmp_path: Path) -> None:
     vms = ROOT / "tests" / "data" / "skypilot" / "aws" / "vms.csv"
     r = _cli(cwd=tmp_path, shell=f"ulimit -f 2; planner catalog import-skypilot {vms} --out o --provider aws "

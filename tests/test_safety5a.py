@@ -442,6 +442,7 @@ def test_a_group_writable_manifest_of_the_users_private_group_is_trusted(tmp_pat
     assert os.stat(manifest).st_mode & 0o777 == 0o644  # planner writes it back without g+w
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_group_writable_manifest_of_a_shared_group_is_not_trusted(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("giving a file another group needs root here")

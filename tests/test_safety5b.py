@@ -487,6 +487,7 @@ def test_api_small_leftovers(tmp_path: Path) -> None:
                    "it would read as 0. Give the real value."), msg
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_utf16_file_is_named_as_utf16(tmp_path: Path) -> None:
     # before: "holds the control character U+0000, which YAML does not allow"
     (tmp_path / "u.yaml").write_bytes("name: a\nworkloads: []\n".encode("utf-16-le"))

@@ -42,6 +42,7 @@ def test_nfc_and_nfd_spellings_of_one_workload_name_clash() -> None:
     assert str(err).endswith("Give each workload its own name."), str(err)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_nfc_clash_from_a_file_names_the_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(f"name: n\nworkloads:\n  - {{name: \"{NFC}\", model: llama-2-7b, task: infer}}\n"
                                      f"  - {{name: \"{NFD}\", model: llama-2-7b, task: infer}}\n", encoding="utf-8")

@@ -38,6 +38,7 @@ def _repriced(catalog, category: str, part_id: str, usd: float):
     return dataclasses.replace(catalog, **{name: recs})
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_every_shipped_scenario_has_its_price_sensitivity(path, catalog):
     # the done-criterion of issue #30: every shipped scenario prints its price sensitivity

@@ -138,6 +138,7 @@ def test_under_max_cards_1_a_smaller_load_offered_meets_the_slo(catalog):
     assert plan(data, catalog=catalog).plan.targets[0]["slo"]["met"] is True
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("rps,tpot,max_cards", [(3.0, 0.012, None), (1.0, 0.02, 2)])
 def test_a_pinned_tp_fix_under_a_rate_is_accepted_by_a_re_plan(catalog, rps, tpot, max_cards):
     # trial 3: "5 replicas of tp 4 (20 x rtx-6000-ada) ...; that is 5 nodes of 4, more than the scenario allows" and

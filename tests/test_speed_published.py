@@ -113,6 +113,7 @@ def _scored() -> list[tuple[dict, float, float]]:
     return [r for r in _results() if not r[0].get("anchor")]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("category", CATEGORIES)
 def test_each_category_beats_the_naive_rule(category):
     rows = [r for r in _scored() if r[0]["category"] == category]

@@ -129,6 +129,7 @@ def test_as_table_reads_a_dataframe_and_refuses_other_things():
     ["plan", "scenarios/lab-workstation-mix.yaml", "--format", "md,csv,json,xlsx", "--out", "{tmp}/b"],
     ["compare", "scenarios/compare-qlora-7b-12gb.yaml", "--out", "{tmp}/c"],
 ])
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_and_compare_import_no_pandas(tmp_path, args):
     code = ("import sys\nfrom planner.cli.main import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"

@@ -66,6 +66,7 @@ def test_command_output_fits_100_columns(name):
     assert _too_long(r.output, 100) == []
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_catalog_import_fits_100_columns(tmp_path):
     files = sorted((ROOT / "tests" / "data" / "skypilot").glob("*/vms.csv"))
     r = _run(["catalog", "import-skypilot", *files, "--out", tmp_path])

@@ -1519,6 +1519,7 @@ def _overlay_plan(tmp_path: Path, source: str, sources_md: str | None, base: Pat
     return _plan(cat, SCENARIOS / "qlora-7b-12gb.yaml"), overlay
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_overlay_sources_md_defines_its_own_ids_and_wins(tmp_path):
     from planner.report.from_plan import workbook_data_from_plan
 

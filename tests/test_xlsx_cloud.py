@@ -361,6 +361,7 @@ def test_sheet_shows_each_instances_strategy_and_flags_another_precision(serving
     assert any(t.startswith("Note: chat: not like-for-like") for t in texts)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 def test_libreoffice_copies_equal_planner(serving, tmp_path):

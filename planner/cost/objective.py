@@ -127,7 +127,8 @@ def ranked(cs: CandidateSet, catalog: Any, costs: CostInputs, objective: str) ->
     order = np.concatenate([feasible[np.argsort(value[feasible], kind="stable")], rest])
     t = t.take(order)
     t["rank"] = np.arange(1, len(t) + 1)
-    return CandidateSet(t, cs.usages, cs.best_usage[order], cs.scenario, cs.hardware, objective=objective)
+    return CandidateSet(t, cs.usages, cs.best_usage[order], cs.scenario, cs.hardware, objective=objective,
+                        timing=cs.timing)
 
 
 def metrics(cs: CandidateSet, catalog: Any, costs: CostInputs, rows: Sequence[int]) -> tuple[Any, Any, Any]:

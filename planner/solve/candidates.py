@@ -97,7 +97,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -260,6 +260,9 @@ class CandidateSet:
         objective: what the feasible rows are ranked by: ``capex`` (this module's order) or the
             scenario objective planner.cost.objective re-ranked them by (its column first, then
             this module's order).
+        timing: the deadline and SLO figures :func:`check` computed, per usage and GPU (its
+            ``timing`` memo): a check of the same usages under other constraints (the RAM rule's
+            note, the quality warnings) reuses them instead of timing every row again.
     """
 
     table: Table
@@ -268,6 +271,7 @@ class CandidateSet:
     scenario: Scenario
     hardware: Hardware
     objective: str = "capex"
+    timing: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def workload_index(self) -> dict[str, int]:
@@ -352,23 +356,62 @@ def _usage_signature(us: Sequence[Usage]) -> tuple:
                   for u in us))
 
 
-def _slo_at(u: Usage, slo: Any, hw: Hardware, r: int, memo: dict[tuple, Any]) -> Any:
-    """The SLO figures of usage ``u`` on hardware row ``r`` (planner.solve.targets.slo_figures),
-    memoised in ``memo`` by GPU (and, for llama.cpp layers in host RAM, the host link and RAM)."""
+def _timing_memo(timing: dict | None, u: Usage, deadline: Any, slo: Any, pins: Any) -> dict[tuple, Any]:
+    """The memo of usage ``u``'s deadline or SLO figures in ``timing`` (a new one when None or not
+    yet there). Keyed by the usage's identity and the workload's targets: the figures depend on
+    those, the GPU and its links alone, never on the constraints a check applies (RAM rule, speed
+    floor, budget). The entry holds the usage itself, so an identity is never reused."""
+    if timing is None:
+        return {}
+    key = (id(u), deadline, slo, pins)
+    held = timing.get(key)
+    if held is None or held[0] is not u:
+        held = timing[key] = (u, {})
+    return held[1]
+
+
+def _slo_rows(u: Usage, slo: Any, hw: Hardware, rows: Any, memo: dict[tuple, Any]) -> list[Any]:
+    """The SLO figures of usage ``u`` on each hardware row of ``rows`` (an int array;
+    planner.solve.targets.slo_figures), memoised in ``memo`` by GPU (and, for llama.cpp layers in
+    host RAM, the host link and RAM): one call per distinct key, whatever the rows."""
     a = hw.arrays
-    host_rows = u.decode is not None and u.decode.host_blocks > 0
-    hbw = float(a["host_bw"][r]) if host_rows else None
-    key = (int(a["gpu_i"][r]), float(a["per_lane"][r]) if host_rows else 0.0, hbw)
-    if key not in memo:
-        memo[key] = slo_figures(u, slo, hw.gpus[key[0]], per_lane=key[1], host_bandwidth=hbw or None)
-    return memo[key]
+    gis = a["gpu_i"][rows].tolist()
+    if u.decode is not None and u.decode.host_blocks > 0:
+        keys = zip(gis, a["per_lane"][rows].tolist(), a["host_bw"][rows].tolist())
+    else:
+        keys = ((g, 0.0, None) for g in gis)
+    out = []
+    for key in keys:
+        f = memo.get(key)
+        if f is None:
+            f = memo[key] = slo_figures(u, slo, hw.gpus[key[0]], per_lane=key[1], host_bandwidth=key[2] or None)
+        out.append(f)
+    return out
 
 
-def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> _Checked:
+def _deadline_rows(u: Usage, hw: Hardware, rows: Any, pins: Any, memo: dict[tuple, Any]) -> Any:
+    """Hours of one run of training usage ``u`` on each hardware row of ``rows`` (a float array;
+    planner.solve.targets.run_hours), memoised in ``memo`` by GPU and PCIe per-lane rate."""
+    import numpy as np
+
+    a = hw.arrays
+    out = []
+    for key in zip(a["gpu_i"][rows].tolist(), a["per_lane"][rows].tolist()):
+        h = memo.get(key)
+        if h is None:
+            h = memo[key] = run_hours(u, hw.gpus[key[0]], key[1], pins)
+        out.append(h)
+    return np.array(out, dtype=float)
+
+
+def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]],
+          timing: dict | None = None) -> _Checked:
     """Check every workload's usages against every hardware row (numpy, no DataFrame).
 
     A workload whose usages match an earlier one's (:func:`_usage_signature`) gets that one's
-    columns, copied: the check is linear in the distinct workloads, then in the workloads."""
+    columns, copied: the check is linear in the distinct workloads, then in the workloads.
+    ``timing`` (:attr:`CandidateSet.timing`) keeps the deadline and SLO figures of each usage
+    per GPU across checks of the same usages; None times afresh."""
     import numpy as np
 
     a = hw.arrays
@@ -441,13 +484,13 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                 prec = a[u.needs[0]][idx]
                 for feat in u.needs[1:]:
                     prec = prec & a[feat][idx]
-            memo: dict[tuple, Any] = {}
+            memo = _timing_memo(timing, u, deadline, slo, pins)
             if slo is not None:
                 # a workload with an slo: decodes, per user, at 1 / the TPOT its SLO is checked with (the
                 # decode step stretched by the other users' prefills): one rate for the floor and the SLO
-                for j in np.nonzero(ram_ok & prec)[0].tolist():
-                    tpot_j = _slo_at(u, slo, hw, int(idx[j]), memo).tpot_s
-                    tps_i[j] = 1.0 / tpot_j if tpot_j > 0 else math.inf
+                sel = np.nonzero(ram_ok & prec)[0]
+                tps_i[sel] = [1.0 / f.tpot_s if f.tpot_s > 0 else math.inf
+                              for f in _slo_rows(u, slo, hw, idx[sel], memo)]
             speed_ok = np.ones(idx.size, dtype=bool) if (min_tps is None or u.decode is None) else tps_i >= min_tps
             # the deadline or the service level (planner.solve.targets), timed where everything else holds
             time_ok = np.ones(idx.size, dtype=bool)
@@ -456,23 +499,23 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             rs_i = np.full(idx.size, np.inf)
             if deadline is not None or slo is not None:
                 timed = np.nonzero(ram_ok & speed_ok & prec)[0]
-                for j in timed.tolist():
-                    r = int(idx[j])
-                    gpu = hw.gpus[int(a["gpu_i"][r])]
-                    if deadline is not None:
-                        key = (int(a["gpu_i"][r]), float(a["per_lane"][r]))
-                        if key not in memo:
-                            memo[key] = run_hours(u, gpu, key[1], pins)
-                        hours_i[j] = memo[key]
-                        ok = not math.isnan(hours_i[j]) and hours_i[j] <= deadline * (1 + 1e-9)
-                        time_ok[j] = ok
-                        late[j] = 0 if ok else int(min((hours_i[j] - deadline) * 1000, 2**62))
-                    else:
-                        f = _slo_at(u, slo, hw, r, memo)
-                        ttft_i[j], tpot_i[j], rs_i[j] = f.ttft_s, f.tpot_s, f.request_s
-                        ok = f.met(slo)
-                        time_ok[j] = ok
-                        late[j] = 0 if ok else int(min(f.excess(slo) * 1e6, 2**62))
+                if deadline is not None:
+                    h = _deadline_rows(u, hw, idx[timed], pins, memo)
+                    hours_i[timed] = h
+                    ok = ~np.isnan(h) & (h <= deadline * (1 + 1e-9))
+                    time_ok[timed] = ok
+                    # milli-hours past the deadline (no size to time it: the most)
+                    over = np.nan_to_num(np.minimum((h - deadline) * 1000, 2**62), nan=2**62)
+                    late[timed] = np.where(ok, 0, over.astype(np.int64))
+                else:
+                    figs = _slo_rows(u, slo, hw, idx[timed], memo)
+                    ttft_i[timed] = [f.ttft_s for f in figs]
+                    tpot_i[timed] = [f.tpot_s for f in figs]
+                    rs_i[timed] = [f.request_s for f in figs]
+                    graded = {k: (f.met(slo), f.excess(slo)) for k, f in {id(f): f for f in figs}.items()}
+                    ok = np.array([graded[id(f)][0] for f in figs], dtype=bool)
+                    time_ok[timed] = ok
+                    late[timed] = [0 if m else int(min(x * 1e6, 2**62)) for m, x in (graded[id(f)] for f in figs)]
             # stage: 2 (vram fails), 3 (ram fails), 4 (speed fails), 5 (deadline or slo fails) or 6 (fits);
             # 1 where the precision fails
             st = _ST_VRAM + vram_ok + ram_ok + (ram_ok & speed_ok) + (ram_ok & speed_ok & time_ok)
@@ -529,11 +572,13 @@ def rank_order(hw: Hardware, ck: _Checked, rows: Any = None) -> Any:
     return order if rows is None else np.asarray(rows)[order]
 
 
-def cheapest(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> tuple[int | None, _Checked]:
-    """The index of the best feasible hardware row (None when none), without building a table."""
+def cheapest(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]],
+             timing: dict | None = None) -> tuple[int | None, _Checked]:
+    """The index of the best feasible hardware row (None when none), without building a table
+    (``timing``: as :func:`check`'s)."""
     import numpy as np
 
-    ck = check(scenario, hw, usages)
+    ck = check(scenario, hw, usages, timing)
     rows = np.nonzero(ck.feasible)[0]
     if rows.size == 0:
         return None, ck
@@ -544,16 +589,19 @@ def cheapest(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
 
 
 def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]], *,
-             explain: bool = True) -> CandidateSet:
+             explain: bool = True, timing: dict | None = None) -> CandidateSet:
     """Check the usages of every workload against the hardware rows and build the ranked table.
 
-    ``usages`` come from :func:`usages_for` (one sequence per workload, in order of preference).
+    ``usages`` come from :func:`usages_for` (one sequence per workload, in order of preference);
+    ``timing``: the :attr:`CandidateSet.timing` of an earlier check of the same usages, to reuse
+    (None: a new memo, which the result keeps).
     """
     import numpy as np
 
     a = hw.arrays
     R = hw.rows
-    ck = check(scenario, hw, usages)
+    timing = {} if timing is None else timing
+    ck = check(scenario, hw, usages, timing)
     W = len(usages)
     gi, pi, ri, net_i = a["gpu_i"], a["plat_i"], a["ram_i"], a["net_i"]
     cards, nodes = a["cards"], a["nodes"]
@@ -667,7 +715,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
     order = rank_order(hw, ck)
     table = Table({k: v[order] for k, v in cols.items()}, length=R)
     table["rank"] = np.arange(1, R + 1)
-    cs = CandidateSet(table, tuple(tuple(u) for u in usages), best[order], scenario, hw)
+    cs = CandidateSet(table, tuple(tuple(u) for u in usages), best[order], scenario, hw, timing=timing)
     if explain:
         fill_why_not(cs)
     return cs

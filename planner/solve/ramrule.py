@@ -147,7 +147,8 @@ def ram_rule_note(cs: CandidateSet, row: int) -> RamRuleNote | None:
     if rule_bytes <= host and not (cs.objective == "capex" and bool(cheaper_ram_miss.any())):
         return None
     free = dataclasses.replace(cons, ram_vram_min=0.0, ram_vram_min_offload=0.0)
-    cs2 = evaluate(dataclasses.replace(cs.scenario, constraints=free), cs.hardware, cs.usages, explain=False)
+    cs2 = evaluate(dataclasses.replace(cs.scenario, constraints=free), cs.hardware, cs.usages, explain=False,
+                   timing=cs.timing)
     t2 = cs2.table
     ok = np.nonzero(t2["feasible"] & (t2["capex_usd"] < capex - 0.005))[0]
     if not ok.size:

@@ -128,7 +128,7 @@ def _quality_warnings(cs: CandidateSet, choice: dict[str, Any], usages: Sequence
             continue
         restricted = [list(us) if k != w else [x for x in us if _precision_of(x.workload) == first]
                       for k, us in enumerate(cs.usages)]
-        row, ck = cheapest(cs.scenario, cs.hardware, restricted)
+        row, ck = cheapest(cs.scenario, cs.hardware, restricted, cs.timing)
         objective = cs.objective
         how = ("the capex objective buys the cheapest machine any listed variant fits" if objective == "capex" else
                f"the {objective} objective buys the best machine by it that some listed variant fits")

@@ -58,3 +58,77 @@ def test_the_api_names_a_manifest_folder_too(tmp_path: Path) -> None:
         plan(str(SCENARIO), out=str(out), format="md")
     assert "is not a regular file (a folder)" in str(info.value)
     assert "Move that folder away" in str(info.value)
+
+
+def _loop(tmp_path: Path) -> Path:
+    """Two links that lead to each other (``ln -s b a; ln -s a b``); the first."""
+    a, b = tmp_path / "loopA", tmp_path / "loopB"
+    b.symlink_to(a)
+    a.symlink_to(b)
+    return a
+
+
+def _loop_line(path: Path, link: Path, what: str = "folder") -> str:
+    where = "is" if link == path else f"has on its path {link}, which is"
+    return (f"Error: {path}: {where} a symlink loop (each link leads to another, never to a {what}). Point the link "
+            f"at the {what} itself ('ls -l' shows where each link leads), or give another --out.\n")
+
+
+@pytest.mark.parametrize("below", ["", "x", "x/y"])
+def test_a_symlink_loop_as_plan_out_is_named_a_loop(tmp_path: Path, below: str) -> None:
+    loop = _loop(tmp_path)
+    out = loop / below if below else loop
+    r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(out), "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == _loop_line(out, loop)
+    assert sorted(os.listdir(tmp_path)) == ["loopA", "loopB"]
+
+
+def test_a_symlink_loop_as_compare_out_is_named_a_loop(tmp_path: Path) -> None:
+    loop = _loop(tmp_path)
+    r = CliRunner().invoke(main, ["compare", str(REPO / "scenarios" / "compare-qlora-7b-12gb.yaml"),
+                                  "--out", str(loop)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == _loop_line(loop, loop)
+
+
+def test_the_api_names_a_loop_with_out_equals(tmp_path: Path) -> None:
+    from planner import plan
+
+    loop = _loop(tmp_path)
+    with pytest.raises(DestinationError) as info:
+        plan(str(SCENARIO), out=str(loop / "x"), format="md")
+    assert str(info.value) == _loop_line(loop / "x", loop)[len("Error: "):-1].replace("--out", "out=")
+
+
+@pytest.mark.parametrize("below", ["", "x"])
+def test_a_symlink_loop_as_import_skypilot_out_is_named_a_loop(tmp_path: Path, below: str) -> None:
+    csv = tmp_path / "aws" / "vms.csv"
+    csv.parent.mkdir()
+    csv.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+                   "AvailabilityZone\ng5.xlarge,A10G,1,4,16,,1.006,0.45,us-east-1,us-east-1a\n")
+    loop = _loop(tmp_path)
+    out = loop / below if below else loop
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(csv), "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == _loop_line(out, loop)
+
+
+@pytest.mark.parametrize("below", ["", "cal.yaml"])
+def test_a_symlink_loop_as_calibrate_out_is_named_a_loop(tmp_path: Path, below: str) -> None:
+    loop = _loop(tmp_path)
+    out = loop / below if below else loop
+    r = CliRunner().invoke(main, ["calibrate", "--model", "qwen2.5-0.5b", "--task", "infer", "--weights", "bf16",
+                                  "--context", "256", "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    # the loop itself as the file: it should lead to a file; a loop above it: to a folder
+    assert r.stderr == _loop_line(out, loop, "file" if out == loop else "folder")
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_a_dangling_out_link_is_still_named_with_where_it_points(tmp_path: Path) -> None:
+    link = tmp_path / "dl"
+    link.symlink_to("missing")
+    r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(link / "x"), "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert f"Error: {link}: is a link to a folder that does not exist ({link} -> missing)." in r.stderr

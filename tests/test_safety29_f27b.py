@@ -1,9 +1,15 @@
-"""Issue 28, hostile pass 26: findings m2 of report h26a and M6 of report h26b (wording of refusals), and
-m4 and m1 of h26a.
+"""Issue 28, hostile pass 26: findings m2, m4 and m1 of report h26a and M6 of report h26b.
 
 - h26a m2: a folder, socket, named pipe or symbolic link named ``.planner-reports.json`` in ``--out`` is refused
   in one line that says what it is ("is not a regular file (a folder)") and to move that folder away, not "Move
   that file away" (planner.core.manifest.read_manifest).
+- h26a m4: a symlink loop as ``--out`` (or on its path) of plan, compare, catalog import-skypilot and calibrate is
+  named as a loop, with the link and the ``ls -l`` hint an input loop gets, not "cannot create the output
+  directory (Too many levels of symbolic links)" (planner.core.atomic.loop_line); the API says ``out=``; a
+  dangling link is still named with where it points.
+- h26b M6: a YAML text holding the escapes of a surrogate pair (``"\\ud83d\\ude00"``, as JSON writes an emoji)
+  is named as a pair, with its character's code point and 32-bit escape (``\\U0001F600``) as the hint; a lone
+  surrogate is shown as the file writes it, not as "such as \\ud800" (planner.core.yamlio.surrogate_problem).
 """
 
 from __future__ import annotations
@@ -132,3 +138,59 @@ def test_a_dangling_out_link_is_still_named_with_where_it_points(tmp_path: Path)
     r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(link / "x"), "--format", "md"])
     assert r.exit_code == 2, r.output
     assert f"Error: {link}: is a link to a folder that does not exist ({link} -> missing)." in r.stderr
+
+
+def _text_problem(escapes: str):
+    """The problem parse_yaml (both parsers: the constructor is shared) raises for ``notes: "a<escapes>b"``."""
+    from planner.core.yamlio import YamlProblem, parse_yaml
+
+    try:
+        parse_yaml(f'x: 1\nnotes: "a{escapes}b"\n')
+    except YamlProblem as exc:
+        return str(exc), exc.line, exc.hint
+    return None
+
+
+@pytest.mark.parametrize("escapes, code", [
+    ("\\ud83d\\ude00", 0x1F600),  # an emoji, as JSON.stringify writes it
+    ("\\uD83D\\uDE00", 0x1F600),  # upper-case hex: the same pair
+    ("\\ud800\\udc00", 0x10000),  # the first character beyond U+FFFF
+    ("\\udbff\\udfff", 0x10FFFF),  # the last
+    ("\\ud840\\udc00", 0x20000),  # CJK Extension B
+])
+def test_a_surrogate_pair_escape_is_named_a_pair_with_its_32_bit_escape(escapes: str, code: int) -> None:
+    # the code point by UTF-16's decoding, RFC 2781 section 2.2, computed here from the escapes' hex
+    high, low = (int(h, 16) for h in escapes.split("\\u")[1:])
+    assert 0x10000 + (high - 0xD800) * 0x400 + (low - 0xDC00) == code
+    assert _text_problem(escapes) == (
+        f"a text holds the escapes of a surrogate pair (\\u{high:04x}\\u{low:04x}, as JSON and JavaScript write "
+        f"U+{code:04X}), which YAML reads as two halves, not as that character", 2,
+        f"Write the character itself, or its \\U{code:08X} escape.")
+    written = f"\\U{code:08X}"  # the hint's spelling reads back as the character itself
+    from planner.core.yamlio import parse_yaml
+
+    assert parse_yaml(f'notes: "a{written}b"\n')["notes"] == f"a{chr(code)}b"
+
+
+@pytest.mark.parametrize("escapes, lone", [
+    ("\\ud83d", "\\ud83d"),  # a high half alone
+    ("\\ude00", "\\ude00"),  # a low half alone
+    ("\\ude00\\ud83d", "\\ude00"),  # the halves in the wrong order: no pair
+    ("\\udc00\\ud83d\\ude00", "\\udc00"),  # a lone low half before a pair: the first is named
+])
+def test_a_lone_surrogate_escape_is_named_as_the_file_writes_it(escapes: str, lone: str) -> None:
+    assert _text_problem(escapes) == (
+        f"a text holds an escape of a lone surrogate ({lone}), which is not a character", 2,
+        "Write the character itself, or its \\U0001xxxx escape.")
+
+
+def test_the_command_line_names_the_pair_at_its_line(tmp_path: Path) -> None:
+    scenario = tmp_path / "su2.yaml"
+    scenario.write_text('name: ssc\ndescription: "a\\ud83d\\ude00b"\nworkloads:\n  - name: w1\n'
+                        '    model: llama-2-7b\n    task: infer\n')
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {scenario}:2: description: a text holds the escapes of a surrogate pair "
+                        "(\\ud83d\\ude00, as JSON and JavaScript write U+1F600), which YAML reads as two halves, not "
+                        "as that character. Write the character itself, or its \\U0001F600 escape.\n")
+    assert not (tmp_path / "o").exists()

@@ -10,12 +10,19 @@
 - h26b M6: a YAML text holding the escapes of a surrogate pair (``"\\ud83d\\ude00"``, as JSON writes an emoji)
   is named as a pair, with its character's code point and 32-bit escape (``\\U0001F600``) as the hint; a lone
   surrogate is shown as the file writes it, not as "such as \\ud800" (planner.core.yamlio.surrogate_problem).
+- h26a m1: import-skypilot's check copy (``planner-overlay-XXXXXXXX`` in the temporary folder) is made and removed
+  with the stop signals held, so SIGTERM, SIGHUP or SIGINT landing in its removal leaves nothing; each copy holds
+  planner's mark naming its process, and a later import removes (saying so) a copy a SIGKILL left when it can
+  prove it is one: this user's 0700 folder of planner's name, the mark and catalog files only (regular, one link
+  each), unchanged for 10 minutes, its process gone; anything else is left (planner.core.checkcopy).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -194,3 +201,156 @@ def test_the_command_line_names_the_pair_at_its_line(tmp_path: Path) -> None:
                         "(\\ud83d\\ude00, as JSON and JavaScript write U+1F600), which YAML reads as two halves, not "
                         "as that character. Write the character itself, or its \\U0001F600 escape.\n")
     assert not (tmp_path / "o").exists()
+
+
+# ----- h26a m1: the importer's check copy in the temporary folder -----------------------------------------------
+
+def _dead_pid() -> int:
+    """The id of a process that has ended (and been waited for)."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def _copy(folder: Path, name: str = "planner-overlay-abcd_123", *, pid: int | None = None,
+          files: dict[str, str] | None = None) -> Path:
+    """A check copy as a stopped run leaves it: mode 0700, planner's mark (naming ``pid``, by default one that
+    has ended) and ``files`` (by default a cloud.yaml)."""
+    from planner.core.checkcopy import MARK, MARK_FORMAT
+
+    d = folder / name
+    d.mkdir(mode=0o700)
+    d.chmod(0o700)
+    (d / MARK).write_text(json.dumps({"format": MARK_FORMAT, "pid": _dead_pid() if pid is None else pid}) + "\n")
+    for n, text in (files if files is not None else {"cloud.yaml": "instances: []\n"}).items():
+        (d / n).write_text(text)
+    return d
+
+
+def _sweep(folder: Path, *, age: float = 3600):
+    from planner.catalog.loader import CATALOG_FILES
+    from planner.core.checkcopy import sweep_stale
+
+    return sweep_stale(folder, CATALOG_FILES, now=time.time() + age)
+
+
+def test_a_stopped_runs_marked_check_copy_is_removed(tmp_path: Path) -> None:
+    d = _copy(tmp_path, files={"cloud.yaml": "x\n", "gpus.yaml": "y\n"})
+    assert _sweep(tmp_path) == [d]
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("case", ["alive", "recent", "foreign file", "no mark", "other mark", "link inside",
+                                  "folder inside", "mode 0755", "hard link", "other name"])
+def test_anything_not_provably_a_stopped_runs_check_copy_is_left(tmp_path: Path, case: str) -> None:
+    from planner.core.checkcopy import MARK
+
+    d = _copy(tmp_path, pid=os.getppid() if case == "alive" else None,
+              name="planner-overlay-abc" if case == "other name" else "planner-overlay-abcd_123")
+    if case == "foreign file":
+        (d / "notes.txt").write_text("mine\n")
+    elif case == "no mark":
+        (d / MARK).unlink()
+    elif case == "other mark":
+        (d / MARK).write_text('{"format": "something else", "pid": 1}\n')
+    elif case == "link inside":
+        (d / "cloud.yaml").unlink()
+        (d / "cloud.yaml").symlink_to(tmp_path / "elsewhere")
+    elif case == "folder inside":
+        (d / "gpus.yaml").mkdir()
+    elif case == "mode 0755":
+        d.chmod(0o755)
+    elif case == "hard link":
+        os.link(d / "cloud.yaml", tmp_path / "kept.yaml")
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    assert _sweep(tmp_path, age=0 if case == "recent" else 3600) == []
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+
+
+def test_a_link_named_as_a_check_copy_is_not_followed(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    d = _copy(real)
+    (tmp_path / "planner-overlay-zzzz_999").symlink_to(d)
+    assert _sweep(tmp_path) == []
+    assert (d / "cloud.yaml").exists()
+
+
+def test_the_mark_make_check_dir_writes_names_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from planner.core.checkcopy import MARK, MARK_FORMAT, make_check_dir, remove_check_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    d = make_check_dir()
+    assert d.parent == tmp_path and d.stat().st_mode & 0o777 == 0o700
+    assert json.loads((d / MARK).read_text()) == {"format": MARK_FORMAT, "pid": os.getpid()}
+    (d / "cloud.yaml").write_text("x\n")
+    assert _sweep(tmp_path) == []  # this process lives: kept, however old
+    (d / MARK).write_text(json.dumps({"format": MARK_FORMAT, "pid": _dead_pid()}))
+    assert _sweep(tmp_path) == [d]
+    d2 = make_check_dir()
+    (d2 / "cloud.yaml").write_text("x\n")
+    remove_check_dir(d2)
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_import_removes_a_stopped_runs_check_copy_and_says_so(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from planner.core import checkcopy
+
+    temp = tmp_path / "t"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(checkcopy, "STALE_SECONDS", 0)  # files made now are not 10 minutes old
+    left = _copy(temp)
+    other = temp / "planner-overlay-other_12"  # no mark: another's, or an older planner's: left
+    other.mkdir(mode=0o700)
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(_vms(tmp_path)), "--out", str(tmp_path / "ov")])
+    assert r.exit_code == 0, r.output
+    assert (f"Note: removed {left}, the check copy of an import-skypilot run that was stopped (its process is "
+            "gone).") in r.stderr
+    assert os.listdir(temp) == [other.name]  # its own check copy gone too
+    assert (tmp_path / "ov" / "cloud.yaml").exists()
+
+
+def _vms(tmp_path: Path) -> Path:
+    csv = tmp_path / "aws" / "vms.csv"
+    csv.parent.mkdir(exist_ok=True)
+    csv.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+                   "AvailabilityZone\ng5.xlarge,A10G,1,4,16,,1.006,0.45,us-east-1,us-east-1a\n")
+    return csv
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_stop_signal_during_the_check_copys_removal_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    signame: str) -> None:
+    import signal
+    import tempfile
+    import types
+
+    from planner.core import checkcopy
+
+    temp = tmp_path / "t"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    sent = []
+
+    def unlink(path, *a, **k):  # the signal lands as the first file goes, as in h26a m1
+        if not sent:
+            sent.append(path)
+            os.kill(os.getpid(), getattr(signal, signame))
+        return os.unlink(path, *a, **k)
+
+    names = {n: getattr(os, n) for n in dir(os) if not n.startswith("__")}
+    monkeypatch.setattr(checkcopy, "os", types.SimpleNamespace(**{**names, "unlink": unlink}))
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(_vms(tmp_path)), "--out", str(tmp_path / "ov")])
+    assert sent and r.exit_code == 128 + getattr(signal, signame), r.output
+    assert f"Interrupted by {signame}; stopped." in r.stderr
+    assert os.listdir(temp) == []  # the removal ran whole: no empty folder, no cloud.yaml
+    assert not (tmp_path / "ov" / "cloud.yaml").exists()

@@ -77,6 +77,10 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                                "file, from XDG_CONFIG_HOME (else HOME): set it to a folder outside, or give --out "
                                "with a file outside.") from None
     refuse_linked(path)
+    from planner.core.atomic import is_loop, loop_line
+
+    if is_loop(path.parent):  # a symlink loop on the way: said as one, naming the link (h26a m4)
+        raise DestinationError(loop_line(path))
     for folder in (path.parent, *path.parent.parents):  # a dangling link on the way: said now, not after measuring
         if os.path.islink(folder) and not os.path.exists(folder):
             from planner.core.atomic import dangling_line

@@ -667,7 +667,6 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     Raises:
         CatalogError: the catalog loader's one line (paths named as in ``out``), saying nothing was written.
     """
-    import tempfile
     from pathlib import Path
 
     from planner.catalog.loader import CATALOG_FILES, load_catalog, overlay_files
@@ -685,15 +684,22 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
             overlay_files(Path(out))
         except CatalogError as exc:
             raise CatalogError(f"the overlay would not load, so nothing was written: {exc.one_line()}") from None
-    try:
-        check_dir = tempfile.TemporaryDirectory(prefix="planner-overlay-")
-    except OSError as exc:  # no usable temporary folder (all full or read-only, ulimit -f 0): the check copy's
-        from planner.core.errors import OutputError
+    from planner.core.checkcopy import make_check_dir, remove_check_dir
+    from planner.core.interrupt import held
 
-        raise OutputError(f"the overlay's check copy could not be made in a temporary folder ({exc.strerror or exc}), "
-                          f"so nothing was written to {out / 'cloud.yaml'}. Free space in the temporary folder "
-                          "(TMPDIR, else /tmp) or raise the file-size limit (ulimit -f).") from None
-    with check_dir as tmp:
+    tmp = None
+    try:
+        try:
+            with held():  # made whole, with its mark: a stop signal cannot leave an unmarked folder (h26a m1)
+                tmp = make_check_dir()
+        except OSError as exc:  # no usable temporary folder (all full or read-only, ulimit -f 0): the check copy's
+            from planner.core.errors import OutputError
+
+            raise OutputError(f"the overlay's check copy could not be made in a temporary folder "
+                              f"({exc.strerror or exc}), so nothing was written to {out / 'cloud.yaml'}. Free space "
+                              "in the temporary folder (TMPDIR, else /tmp) or raise the file-size limit (ulimit -f)."
+                              ) from None
+        _sweep_check_copies(tmp)
         try:
             for name in CATALOG_FILES:
                 if name == "cloud.yaml" or not os.path.lexists(out / name):
@@ -720,6 +726,22 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
                 exc = CatalogError(f"{out / 'cloud.yaml'} (as it would be written): {exc.one_line()}")
             line = exc.one_line().replace(str(Path(tmp)), str(out))
             raise CatalogError(f"the overlay would not load, so nothing was written: {line}") from None
+    finally:
+        if tmp is not None:
+            with held():  # removed whole: a stop signal landing here waits for it (h26a m1)
+                remove_check_dir(tmp)
+
+
+def _sweep_check_copies(mine: Any) -> None:
+    """Remove the check copies stopped import-skypilot runs left beside this run's (``mine``), those
+    planner.core.checkcopy.sweep_stale proves are theirs, each said in a note on standard error."""
+    from planner.catalog.loader import CATALOG_FILES
+    from planner.core.checkcopy import sweep_stale
+    from planner.core.names import escape_unsafe
+
+    for path in sweep_stale(mine.parent, CATALOG_FILES, keep=mine):
+        echo(escape_unsafe(f"Note: removed {path}, the check copy of an import-skypilot run that was stopped (its "
+                           "process is gone)."), err=True)
 
 
 list_command.context_class = _ListingContext

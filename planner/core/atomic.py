@@ -74,12 +74,47 @@ def ensure_dir(directory: Path, created: list[Path] | None = None) -> Path:
                         raise DestinationError(dangling_line(p)) from None
                     raise
     except OSError as exc:  # a name too long (ENAMETOOLONG) is raised by exists() itself
+        if exc.errno == errno.ELOOP:
+            raise DestinationError(loop_line(d)) from None
         if disk_full(exc):
             raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                               + full_hint(exc)) from None
         raise DestinationError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     return d
+
+
+def loop_line(path: Path, what: str = "folder") -> str:
+    """The one line for an output ``path`` that is, or has on its way, a symbolic link whose links lead round in a
+    circle (``ln -s b a; ln -s a b``): ``mkdir`` and ``stat`` say only 'Too many levels of symbolic links' (ELOOP;
+    also a chain of over 40 links, the kernel's limit). The link named is the first part of ``path`` that cannot
+    be followed; ``what`` is what ``path`` itself should be ('folder', or 'file' for a calibration file; a link
+    above it should lead to a folder). The hint is the one an input loop gets (planner.core.infile.SYMLINK_LOOP_HINT).
+    """
+    path = Path(path)
+    link = path
+    for p in reversed((path, *path.parents)):  # outermost first: the first that cannot be followed
+        try:
+            os.stat(p)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                link = p
+                break
+    where = "is" if link == path else f"has on its path {link}, which is"
+    what = what if link == path else "folder"
+    return (f"{path}: {where} a symlink loop (each link leads to another, never to a {what}). Point the link at the "
+            f"{what} itself ('ls -l' shows where each link leads), or give another --out.")
+
+
+def is_loop(path: Path) -> bool:
+    """Whether following ``path``'s links fails with ELOOP (a symlink loop on it: :func:`loop_line`)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    except ValueError:  # a NUL in the path
+        return False
+    return False
 
 
 def dangling_line(link: Path) -> str:
@@ -89,6 +124,8 @@ def dangling_line(link: Path) -> str:
     planner.core.names.escape_unsafe), for the API's message too."""
     from planner.core.names import escape_unsafe
 
+    if is_loop(link):  # not missing: its links lead round in a circle (h26a m4)
+        return loop_line(link)
     try:
         target = escape_unsafe(os.readlink(link))
     except OSError:

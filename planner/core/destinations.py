@@ -9,13 +9,14 @@ Sources: as :mod:`planner.core.reportset` (the manifest, by what planner wrote r
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.core.atomic import not_a_folder, own_file_sha256, refuse_read_only
+from planner.core.atomic import loop_line, not_a_folder, own_file_sha256, refuse_read_only
 from planner.core.denied import denied_problem
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import MANIFEST, fs_encoding, read_manifest
@@ -73,6 +74,8 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
     except FileNotFoundError:
         st = None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # said as the loop it is, as an input loop is (h26a m4)
+            raise DestinationError(loop_line(out)) from None
         raise DestinationError(f"{out}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     if st is not None and not stat.S_ISDIR(st.st_mode):

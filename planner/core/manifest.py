@@ -40,7 +40,8 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     there is none.
 
     Raises:
-        OutputError: a file of that name that planner did not write (not its format), or unreadable.
+        OutputError: a file of that name that planner did not write (not its format; not a regular file: named
+            as what it is, 'a folder', 'a socket'), or unreadable.
     """
     path = Path(out_dir) / MANIFEST
     try:
@@ -50,14 +51,22 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     except OSError as exc:
         raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     doc: object = None
-    if stat.S_ISREG(st.st_mode) and st.st_uid != os.geteuid():
+    if not stat.S_ISREG(st.st_mode):  # a folder, a socket, a link: named as what it is (h26a m2)
+        from planner.core.destinations import what_it_is  # here: destinations imports this module
+
+        what = what_it_is(st.st_mode)
+        raise DestinationError(f"{path}: is not a regular file ({what}), so not a report manifest planner wrote, and "
+                               "planner keeps the list of its reports in a file of that name. Move "
+                               f"{'that ' + what.split(' ', 1)[1] if what.startswith('a ') else 'it'} away or give "
+                               "another --out.")
+    if st.st_uid != os.geteuid():
         raise DestinationError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Give another --out.")
-    if stat.S_ISREG(st.st_mode) and writable_by_others(st, path):
+    if writable_by_others(st, path):
         raise DestinationError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Check the files it lists, then "
                           f"'chmod go-w {path}', or give another --out.")
-    if stat.S_ISREG(st.st_mode) and st.st_size <= MANIFEST_MAX_BYTES:
+    if st.st_size <= MANIFEST_MAX_BYTES:
         try:
             doc = json.loads(path.read_bytes())
         except OSError as exc:

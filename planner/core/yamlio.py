@@ -99,9 +99,7 @@ class _Building(yaml.constructor.SafeConstructor):
     def construct_yaml_str(self, node: yaml.Node) -> str:
         value = super().construct_yaml_str(node)
         if _SURROGATE.search(value):
-            raise YamlProblem(
-                "a text holds an escape of a lone surrogate (such as \\ud800), which is not a character",
-                node.start_mark.line + 1, "Write the character itself, or its \\U0001xxxx escape.")
+            raise surrogate_problem(value, node.start_mark.line + 1)
         return value
 
 
@@ -131,6 +129,25 @@ class _Building(yaml.constructor.SafeConstructor):
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: A high surrogate then a low one: the two '\\u' escapes JSON and JavaScript write for a character beyond
+#: U+FFFF ('\\ud83d\\ude00' for U+1F600), which YAML reads one by one, as two halves of no character.
+_PAIR = re.compile("([\ud800-\udbff])([\udc00-\udfff])")
+
+
+def surrogate_problem(value: str, line: int) -> YamlProblem:
+    """The problem of a text ``value`` (at ``line``) holding a surrogate, which only an escape can write: a pair
+    is named as the pair it is with the 32-bit escape of its character ('\\U0001F600'; the YAML specifications,
+    "Escape Sequences", ns-esc-32-bit), a lone one as what the file writes ('\\ud800') (h26b M6)."""
+    pair = _PAIR.search(value)
+    first = _SURROGATE.search(value)
+    if pair is not None and pair.start() == first.start():
+        high, low = (ord(c) for c in pair.groups())
+        code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)  # RFC 2781 section 2.2 (UTF-16 decoding)
+        return YamlProblem(f"a text holds the escapes of a surrogate pair (\\u{high:04x}\\u{low:04x}, as JSON and "
+                           f"JavaScript write U+{code:04X}), which YAML reads as two halves, not as "
+                           "that character", line, f"Write the character itself, or its \\U{code:08X} escape.")
+    return YamlProblem(f"a text holds an escape of a lone surrogate (\\u{ord(first.group()):04x}), which is not a "
+                       "character", line, "Write the character itself, or its \\U0001xxxx escape.")
 
 
 def _keeps_text(value: Any) -> bool:

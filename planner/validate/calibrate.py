@@ -153,12 +153,15 @@ def refuse_linked(path: Path) -> None:
     import os
     import stat
 
+    from planner.core.atomic import is_loop, loop_line
     from planner.core.errors import OutputError
 
     try:
         st = os.lstat(path)
     except (OSError, ValueError):
         return
+    if stat.S_ISLNK(st.st_mode) and is_loop(path):  # a link that leads nowhere but round: said so (h26a m4)
+        raise OutputError(loop_line(path, "file"))
     if stat.S_ISLNK(st.st_mode):
         raise OutputError(f"{path}: is a symbolic link, and planner does not replace a link with a file. Give --out "
                           "the file it points to, or another name.")

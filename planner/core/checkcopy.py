@@ -1,0 +1,174 @@
+"""The check copy of ``catalog import-skypilot``: a temporary folder (``planner-overlay-XXXXXXXX`` in the temporary
+folder, TMPDIR else /tmp) holding the overlay as it would be written, loaded before anything goes into ``--out``
+(planner.cli.catalog.check_overlay).
+
+It is made and removed with the stop signals held (planner.core.interrupt.held), so SIGINT, SIGTERM or SIGHUP
+landing there does not leave it half removed (h26a m1). A SIGKILL (or a power cut) still can: each check copy holds
+a mark, :data:`MARK`, naming planner and the process that made it, and a later import removes a check copy that it
+can prove is a stopped run's own (:func:`sweep_stale`): a folder of this user, mode 0700 as ``mkdtemp`` makes it,
+named as planner names it, holding the mark and nothing but the catalog files planner copies there (regular files
+of this user, one link each), none changed in the last :data:`STALE_SECONDS`, whose process is gone. Anything
+else is left as it is, unread.
+
+Sources: Python documentation, ``tempfile.mkdtemp`` (mode 0700, the 8 random characters of its names); Linux
+man-pages ``kill(2)`` (signal 0 checks whether a process exists: ESRCH when none has that id).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+#: The prefix of a check copy's folder name (tempfile adds 8 characters of a-z, 0-9 and '_').
+PREFIX = "planner-overlay-"
+_NAME = re.compile(re.escape(PREFIX) + r"[a-z0-9_]{8}")
+#: The mark planner writes first into each check copy, and removes last.
+MARK = ".planner-check-copy"
+#: What the mark holds: this format tag and the id of the process that made the copy.
+MARK_FORMAT = "planner overlay check copy 1"
+#: How long a check copy must have been left unchanged before a later run may remove it (the check itself takes
+#: seconds; a run stopped with Ctrl-Z for longer keeps its copy while its process lives).
+STALE_SECONDS = 10 * 60
+
+
+def make_check_dir() -> Path:
+    """A new check copy folder (mode 0700) holding the mark (:data:`MARK`), in the temporary folder.
+
+    Raises:
+        OSError: the folder or its mark cannot be made (the folder is removed again where it was made).
+    """
+    path = Path(tempfile.mkdtemp(prefix=PREFIX))
+    try:
+        fd = os.open(path / MARK, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, json.dumps({"format": MARK_FORMAT, "pid": os.getpid()}).encode("ascii") + b"\n")
+        finally:
+            os.close(fd)
+    except OSError:
+        remove_check_dir(path)
+        raise
+    return path
+
+
+def remove_check_dir(path: Path) -> None:
+    """Remove the check copy ``path``: the files in it, then its mark, then the folder (the mark goes last, so a
+    copy that a SIGKILL cut short keeps the mark that lets a later run remove it). What cannot be removed is left."""
+    import shutil
+
+    try:
+        names = os.listdir(path)
+    except OSError:
+        names = []
+    for name in sorted(names, key=lambda n: n == MARK):  # the mark last
+        try:
+            os.unlink(path / name)
+        except OSError:
+            pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)  # something not a plain file in it: never planner's, but it made it
+
+
+def sweep_stale(folder: Path, allowed: Iterable[str], *, keep: Path | None = None,
+                now: float | None = None) -> list[Path]:
+    """Remove the check copies in ``folder`` (the temporary folder) that stopped runs left: those
+    :func:`_stale` proves are planner's, of this user and of a process that is gone; ``allowed``: the file names
+    planner copies into one (the catalog files), besides the mark; ``keep``: this run's own copy. Nothing else is
+    touched, and nothing that cannot be removed is said. Returns the folders removed."""
+    allowed = frozenset(allowed)
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        entries = sorted(n for n in os.listdir(folder) if _NAME.fullmatch(n))
+    except OSError:
+        return []
+    for name in entries:
+        path = Path(folder) / name
+        if keep is not None and path == keep:
+            continue
+        if _remove_if_stale(path, allowed, now):
+            removed.append(path)
+    return removed
+
+
+def _remove_if_stale(path: Path, allowed: frozenset[str], now: float) -> bool:
+    """Remove the check copy ``path`` when :func:`_stale`; by descriptor of the folder opened without following a
+    link, so the files removed are those judged. Whether it was removed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        names = _stale(fd, allowed, now)
+        if names is None:
+            return False
+        for name in sorted(names, key=lambda n: n == MARK):  # the mark last
+            os.unlink(name, dir_fd=fd)
+        os.rmdir(path)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def _stale(fd: int, allowed: frozenset[str], now: float) -> list[str] | None:
+    """The names in the folder open as ``fd`` when it is a stopped run's check copy (see the module's docstring),
+    else None."""
+    me = os.geteuid()
+    st = os.fstat(fd)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != me or stat.S_IMODE(st.st_mode) != 0o700:
+        return None
+    names = os.listdir(fd)
+    if MARK not in names or not set(names) <= allowed | {MARK}:
+        return None
+    newest = st.st_mtime
+    for name in names:
+        f = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        if not stat.S_ISREG(f.st_mode) or f.st_uid != me or f.st_nlink != 1:
+            return None
+        newest = max(newest, f.st_mtime, f.st_ctime)
+    if now - newest < STALE_SECONDS:
+        return None
+    pid = _mark_pid(fd)
+    if pid is None or _alive(pid):
+        return None
+    return names
+
+
+def _mark_pid(fd: int) -> int | None:
+    """The process id the mark in the folder open as ``fd`` names, or None when it is not planner's mark."""
+    try:
+        mfd = os.open(MARK, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        data = os.read(mfd, 4097)
+    finally:
+        os.close(mfd)
+    try:
+        doc = json.loads(data) if len(data) <= 4096 else None
+    except ValueError:
+        return None
+    pid = doc.get("pid") if isinstance(doc, dict) and doc.get("format") == MARK_FORMAT else None
+    return pid if type(pid) is int and pid > 0 else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts: EPERM)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True

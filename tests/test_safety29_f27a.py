@@ -1,0 +1,119 @@
+"""Issue 28, hostile pass 26: config.json layer indices and expert groups, close matches for --gpu, --lora-targets
+and other options.
+
+Covers h26b M1 (qwen2_moe / qwen3_moe ``mlp_only_layers`` with an index outside 0..num_hidden_layers-1 or listed
+twice, deepseek ``n_group`` that does not divide ``n_routed_experts`` (or, in V3, leaves one expert per group) and
+``topk_group`` above ``n_group``: refused
+at the key, one line naming the file, the key and the allowed range).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from planner.cli.main import main as cli_main
+from planner.core.errors import ModelConfigError
+from planner.model.architecture import from_hf_config
+
+# Qwen1.5-MoE-A2.7B's shape (24 layers: indices 0..23), as the h26b report gives it
+_QWEN2_MOE = {"model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+              "shared_expert_intermediate_size": 5632, "num_attention_heads": 16, "num_hidden_layers": 24,
+              "num_key_value_heads": 16, "vocab_size": 151936, "max_position_embeddings": 8192, "num_experts": 60,
+              "num_experts_per_tok": 4, "decoder_sparse_step": 1, "mlp_only_layers": [], "torch_dtype": "bfloat16",
+              "rms_norm_eps": 1e-6, "tie_word_embeddings": False}
+
+# DeepSeek-V3's shape: 256 routed experts in n_group 8 groups of 32, the best topk_group 4 groups kept
+_DEEPSEEK_V3 = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
+                "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_attention_heads": 128,
+                "num_hidden_layers": 61, "num_key_value_heads": 128, "vocab_size": 129280,
+                "max_position_embeddings": 163840, "n_routed_experts": 256, "n_shared_experts": 1,
+                "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "kv_lora_rank": 512,
+                "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "n_group": 8,
+                "topk_group": 4, "torch_dtype": "bfloat16", "rms_norm_eps": 1e-6, "tie_word_embeddings": False}
+
+
+def _refusal(cfg: dict) -> ModelConfigError:
+    with pytest.raises(ModelConfigError) as got:
+        from_hf_config(cfg, "m")
+    return got.value
+
+
+# ----- M1: mlp_only_layers indices, DeepSeek expert groups ----------------------------------------------------------
+
+@pytest.mark.parametrize("index", [24, 999, -1])
+def test_an_mlp_only_layer_outside_the_model_is_refused(index: int) -> None:
+    err = _refusal({**_QWEN2_MOE, "mlp_only_layers": [3, index]})
+    assert err.entry == "mlp_only_layers"
+    assert f"holds {index}, which is no layer of this model: the layers are 0 to 23 (num_hidden_layers 24)" in str(err)
+
+
+def test_an_mlp_only_layer_listed_twice_is_refused() -> None:
+    err = _refusal({**_QWEN2_MOE, "mlp_only_layers": [5, 0, 5]})
+    assert err.entry == "mlp_only_layers"
+    assert "lists layer 5 more than once" in str(err) and "List each layer once: [0, 5]." in str(err)
+
+
+def test_the_qwen3_moe_reader_reads_mlp_only_layers_the_same_way() -> None:
+    cfg = {**_QWEN2_MOE, "model_type": "qwen3_moe", "head_dim": 128, "mlp_only_layers": [999]}
+    err = _refusal(cfg)
+    assert err.entry == "mlp_only_layers" and "the layers are 0 to 23" in str(err)
+
+
+def test_the_last_layer_and_the_first_are_real_layers() -> None:
+    # 22 dense layers (1..22), two sparse (0 and 23): fewer parameters than all sparse, more than one sparse
+    two = from_hf_config({**_QWEN2_MOE, "mlp_only_layers": list(range(1, 23))}, "m").parameters
+    one = from_hf_config({**_QWEN2_MOE, "mlp_only_layers": list(range(23))}, "m").parameters
+    # a sparse layer holds 519,170,048 parameters more than a dense one (tests/test_safety28_moe_dense.py)
+    assert two - one == 519_170_048
+
+
+def test_topk_group_above_n_group_is_refused() -> None:
+    err = _refusal({**_DEEPSEEK_V3, "topk_group": 9})
+    assert err.entry == "topk_group"
+    assert "topk_group (9) is above n_group (8)" in str(err) and "from 1 to 8" in str(err)
+
+
+def test_topk_group_above_the_v3_default_n_group_is_refused() -> None:
+    cfg = {k: v for k, v in _DEEPSEEK_V3.items() if k != "n_group"}  # DeepseekV3Config's default: 8
+    assert "above n_group (8)" in str(_refusal({**cfg, "topk_group": 9}))
+    assert from_hf_config({**cfg, "topk_group": 8}, "m").parameters == from_hf_config(_DEEPSEEK_V3, "m").parameters
+
+
+def test_n_group_that_does_not_divide_the_experts_is_refused() -> None:
+    err = _refusal({**_DEEPSEEK_V3, "n_group": 7})
+    assert err.entry == "n_group"
+    # the divisors of 256 beside 7: 4 and 8
+    assert "n_group (7) does not divide n_routed_experts (256)" in str(err) and "4 or 8" in str(err)
+
+
+def test_valid_groups_are_accepted_and_size_nothing() -> None:
+    base = from_hf_config(_DEEPSEEK_V3, "m").parameters
+    assert from_hf_config({**_DEEPSEEK_V3, "n_group": 1, "topk_group": 1}, "m").parameters == base
+    assert from_hf_config({**_DEEPSEEK_V3, "n_group": 128, "topk_group": 128}, "m").parameters == base
+
+
+def test_a_v3_group_of_one_expert_is_refused() -> None:
+    err = _refusal({**_DEEPSEEK_V3, "n_group": 256, "topk_group": 4})
+    assert err.entry == "n_group"
+    # 256 experts / 256 groups = 1 per group; at most 256 // 2 = 128 groups of two
+    assert "leaves 1 expert per group" in str(err) and "at most 128" in str(err)
+
+
+@pytest.mark.parametrize(("change", "key"), [({"mlp_only_layers": [999]}, "mlp_only_layers"),
+                                             ({"topk_group": 9}, "topk_group")])
+def test_the_cli_names_the_file_line_and_key(tmp_path: Path, capsys, monkeypatch, change: dict, key: str) -> None:
+    cfg = {**(_QWEN2_MOE if key == "mlp_only_layers" else _DEEPSEEK_V3), **change}
+    (tmp_path / "m").mkdir()
+    text = json.dumps(cfg, indent=2)
+    (tmp_path / "m" / "config.json").write_text(text)
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if t.strip().startswith(f'"{key}"'))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as got:
+        cli_main(["estimate", "--model", "./m", "--task", "infer"])
+    err = capsys.readouterr().err
+    assert got.value.code == 2
+    assert err.startswith(f"Error: m/config.json:{line}: {key}: "), err
+    assert err.count("\n") == 1 and "Traceback" not in err

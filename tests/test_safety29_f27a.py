@@ -117,3 +117,53 @@ def test_the_cli_names_the_file_line_and_key(tmp_path: Path, capsys, monkeypatch
     assert got.value.code == 2
     assert err.startswith(f"Error: m/config.json:{line}: {key}: "), err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+# ----- M2: --gpu given the name nvidia-smi and torch print ----------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "gpu_id"), [
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"),       # catalog.devices.TORCH_DEVICE_NAMES: PCI id 2330, the SXM5 card
+    ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+    ("GeForce RTX 4090", "rtx-4090"),            # drivers before R470 leave out 'NVIDIA '
+    ("nvidia  h100 80gb hbm3", "h100-sxm"),      # case and runs of blanks as catalog.devices.device_key ignores them
+])
+def test_a_driver_name_gets_its_catalog_id(capsys, name: str, gpu_id: str) -> None:
+    with pytest.raises(SystemExit) as got:
+        cli_main(["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", name])
+    err = capsys.readouterr().err
+    assert got.value.code == 2
+    assert err == (f"Error: --gpu: unknown GPU {name!r}. Did you mean {gpu_id!r}? That is planner's id for the GPU "
+                   "nvidia-smi and torch call by that name.\n")
+
+
+def test_the_start_of_a_driver_name_gets_the_ids_it_begins() -> None:
+    from planner.catalog.loader import load_catalog
+    from planner.core.errors import CatalogError
+
+    cat = load_catalog()
+    with pytest.raises(CatalogError) as got:
+        cat.gpu("H100 80GB")  # begins 'NVIDIA H100 80GB HBM3' only
+    assert "Did you mean 'h100-sxm'? That is planner's id for the GPU whose nvidia-smi" in str(got.value)
+    with pytest.raises(CatalogError) as got:
+        cat.gpu("NVIDIA H100")  # begins 'NVIDIA H100 PCIe', '... 80GB HBM3', '... NVL', in the table's order
+    assert "Did you mean 'h100-pcie' or 'h100-sxm' or 'h100-nvl'? Those are planner's ids" in str(got.value)
+
+
+def test_a_name_without_a_blank_keeps_the_usual_close_matches() -> None:
+    from planner.catalog.devices import device_name_hint
+
+    assert device_name_hint("H100", ["h100-sxm", "h100-pcie"]) is None
+    assert device_name_hint("NVIDIA RTX", ["rtx-4090"]) is None  # no digit: every card would match
+    assert device_name_hint("NVIDIA H100 80GB HBM3", ["rtx-4090"]) is None  # an overlay without the card
+
+
+def test_a_scenario_gpu_list_gets_the_same_hint(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("name: g\nconstraints:\n  allowed_gpus: [NVIDIA GeForce RTX 4090]\n"
+                    "workloads:\n  - name: w1\n    model: llama-2-7b\n    task: infer\n")
+    with pytest.raises(SystemExit) as got:
+        cli_main(["plan", str(path), "--out", str(tmp_path / "o"), "--format", "json"])
+    err = capsys.readouterr().err
+    assert got.value.code == 2
+    assert err == (f"Error: {path}:3: constraints.allowed_gpus: unknown GPU 'NVIDIA GeForce RTX 4090'. Did you mean "
+                   "'rtx-4090'? That is planner's id for the GPU nvidia-smi and torch call by that name.\n")

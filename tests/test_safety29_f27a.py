@@ -3,8 +3,9 @@ and other options.
 
 Covers h26b M1 (qwen2_moe / qwen3_moe ``mlp_only_layers`` with an index outside 0..num_hidden_layers-1 or listed
 twice, deepseek ``n_group`` that does not divide ``n_routed_experts`` (or, in V3, leaves one expert per group) and
-``topk_group`` above ``n_group``: refused
-at the key, one line naming the file, the key and the allowed range).
+``topk_group`` above ``n_group``: refused at the key, one line naming the file, the key and the allowed range);
+M2 (a GPU given by the name nvidia-smi and torch print, ``NVIDIA H100 80GB HBM3``, in --gpu and a scenario's GPU
+lists: the catalog id the driver-name table maps it to as the hint).
 """
 
 from __future__ import annotations

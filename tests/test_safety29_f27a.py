@@ -5,7 +5,8 @@ Covers h26b M1 (qwen2_moe / qwen3_moe ``mlp_only_layers`` with an index outside 
 twice, deepseek ``n_group`` that does not divide ``n_routed_experts`` (or, in V3, leaves one expert per group) and
 ``topk_group`` above ``n_group``: refused at the key, one line naming the file, the key and the allowed range);
 M2 (a GPU given by the name nvidia-smi and torch print, ``NVIDIA H100 80GB HBM3``, in --gpu and a scenario's GPU
-lists: the catalog id the driver-name table maps it to as the hint).
+lists: the catalog id the driver-name table maps it to as the hint); M3 (LoRA targets joined by ';', '|', '/' or
+':' get the "N names in one text" hint the blank-separated form gets, in the CLI and in a scenario).
 """
 
 from __future__ import annotations
@@ -168,3 +169,37 @@ def test_a_scenario_gpu_list_gets_the_same_hint(tmp_path: Path, capsys) -> None:
     assert got.value.code == 2
     assert err == (f"Error: {path}:3: constraints.allowed_gpus: unknown GPU 'NVIDIA GeForce RTX 4090'. Did you mean "
                    "'rtx-4090'? That is planner's id for the GPU nvidia-smi and torch call by that name.\n")
+
+
+# ----- M3: --lora-targets joined by another separator ---------------------------------------------------------------
+
+@pytest.mark.parametrize("sep", [";", "|", "/", ":", "; ", " "])
+def test_lora_targets_joined_by_a_separator_get_the_comma_hint(capsys, sep: str) -> None:
+    given = f"q_proj{sep}v_proj"
+    with pytest.raises(SystemExit) as got:
+        cli_main(["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "lora", "--lora-targets", given])
+    err = capsys.readouterr().err
+    assert got.value.code == 2
+    assert err == (f"Error: --lora-targets: LoRA target {given!r} is not a linear module of llama. That is 2 names in "
+                   "one text: separate them with commas, --lora-targets q_proj,v_proj.\n")
+
+
+def test_a_scenario_lora_targets_text_gets_the_list_hint(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("name: l\nworkloads:\n  - name: w1\n    model: llama-2-7b\n    task: train\n    method: lora\n"
+                    "    lora_targets: q_proj|k_proj;v_proj\n")
+    with pytest.raises(SystemExit) as got:
+        cli_main(["plan", str(path), "--out", str(tmp_path / "o"), "--format", "json"])
+    err = capsys.readouterr().err
+    assert got.value.code == 2
+    assert err == (f"Error: {path}:7: workloads[0].lora_targets: LoRA target 'q_proj|k_proj;v_proj' is not a linear "
+                   "module of llama. That is 3 names in one text: write the list in brackets, "
+                   "lora_targets: [q_proj, k_proj, v_proj].\n")
+
+
+def test_a_separator_between_names_that_are_not_all_known_keeps_the_close_match() -> None:
+    from planner.core.list_hints import bracket_hint
+
+    assert bracket_hint("lora_targets", "q_proj;vv_proj", ["q_proj", "v_proj"]) is None
+    assert bracket_hint("allowed_gpus", "rtx-4090/l40s", ["rtx-4090", "l40s"]) == (
+        "That is 2 names in one text: write the list in brackets, allowed_gpus: [rtx-4090, l40s].")

@@ -6,7 +6,9 @@ twice, deepseek ``n_group`` that does not divide ``n_routed_experts`` (or, in V3
 ``topk_group`` above ``n_group``: refused at the key, one line naming the file, the key and the allowed range);
 M2 (a GPU given by the name nvidia-smi and torch print, ``NVIDIA H100 80GB HBM3``, in --gpu and a scenario's GPU
 lists: the catalog id the driver-name table maps it to as the hint); M3 (LoRA targets joined by ';', '|', '/' or
-':' get the "N names in one text" hint the blank-separated form gets, in the CLI and in a scenario).
+':' get the "N names in one text" hint the blank-separated form gets, in the CLI and in a scenario); M4 (vLLM's
+--kv-cache-dtype spellings fp8_e4m3, fp8_e5m2, bfloat16 and auto given to --kv-dtype, and --weights gptq-int4:
+planner's spelling as the hint).
 """
 
 from __future__ import annotations
@@ -203,3 +205,56 @@ def test_a_separator_between_names_that_are_not_all_known_keeps_the_close_match(
     assert bracket_hint("lora_targets", "q_proj;vv_proj", ["q_proj", "v_proj"]) is None
     assert bracket_hint("allowed_gpus", "rtx-4090/l40s", ["rtx-4090", "l40s"]) == (
         "That is 2 names in one text: write the list in brackets, allowed_gpus: [rtx-4090, l40s].")
+
+
+# ----- M4: vLLM's --kv-cache-dtype spellings, weights with the words reversed ---------------------------------------
+
+def _cli_error(capsys, *args: str) -> str:
+    with pytest.raises(SystemExit) as got:
+        cli_main(["estimate", "--model", "llama-2-7b", "--task", "infer", "--engine", "vllm", *args])
+    err = capsys.readouterr().err
+    assert got.value.code == 2 and err.count("\n") == 1, err
+    return err
+
+
+@pytest.mark.parametrize("given", ["fp8_e4m3", "fp8_e5m2", "FP8_E4M3"])
+def test_vllm_fp8_kv_cache_dtypes_point_at_fp8(capsys, given: str) -> None:
+    assert _cli_error(capsys, "--kv-dtype", given) == (
+        f"Error: --kv-dtype: {given!r} is not one of the choices: planner spells it fp8 (one byte per value, as e4m3 "
+        "and e5m2 both store). Write --kv-dtype fp8.\n")
+
+
+def test_vllm_auto_kv_cache_dtype_points_at_the_default(capsys) -> None:
+    # the default kv_dtype is the weights' dtype where they are 16- or 32-bit: fp16 with --weights fp16
+    err = _cli_error(capsys, "--weights", "fp16", "--kv-dtype", "auto")
+    assert err.startswith("Error: --kv-dtype: 'auto' is not one of the choices: vLLM's auto is the dtype the model runs "
+                          "in; planner's default, with --kv-dtype left out, is fp16 here. Remove --kv-dtype"), err
+    # and bf16 for quantized weights
+    assert "is bf16 here" in _cli_error(capsys, "--weights", "int4-awq", "--kv-dtype", "auto")
+
+
+def test_the_fp8_the_hint_names_is_taken() -> None:
+    from planner import estimate
+
+    a = estimate(model="llama-2-7b", task="infer", engine="vllm", kv_dtype="fp8")
+    b = estimate(model="llama-2-7b", task="infer", engine="vllm")
+    assert a.per_gpu_total_bytes < b.per_gpu_total_bytes  # a 1-byte KV cache, smaller than the bf16 default
+
+
+@pytest.mark.parametrize(("given", "meant"), [("gptq-int4", "int4-gptq"), ("awq_int4", "int4-awq"),
+                                              ("AWQ-INT4", "int4-awq")])
+def test_weights_with_the_words_reversed_get_the_planner_spelling(capsys, given: str, meant: str) -> None:
+    assert _cli_error(capsys, "--weights", given) == (
+        f"Error: --weights: {given!r} is not one of the choices. Did you mean {meant!r}? planner writes the bit width "
+        "first.\n")
+
+
+def test_a_scenario_kv_dtype_auto_is_still_plan_s_choice(tmp_path: Path, capsys) -> None:
+    # in a scenario, kv_dtype: auto asks plan to try every KV dtype (docs/scenarios.md): not vLLM's auto
+    path = tmp_path / "s.yaml"
+    path.write_text("name: k\nworkloads:\n  - name: w1\n    model: llama-2-7b\n    task: infer\n    engine: vllm\n"
+                    "    kv_dtype: auto\n")
+    with pytest.raises(SystemExit) as got:
+        cli_main(["plan", str(path), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert got.value.code == 0
+    assert json.loads((tmp_path / "o" / "k.json").read_text())

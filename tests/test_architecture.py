@@ -472,8 +472,12 @@ def test_qwen3_moe_expert_count_key_and_dense_layers():
                    "layers are not modelled. Released Qwen3-MoE models use decoder_sparse_step 1 and mlp_only_layers [].")
     msg = _error(_qwen3_moe(decoder_sparse_step=2))
     assert msg.startswith("config.json: decoder_sparse_step: decoder_sparse_step gives some layers a dense MLP")
-    # A layer index past the last layer gives no layer a dense MLP (Transformers tests layer_idx in the list).
-    assert from_hf_config(_qwen3_moe(mlp_only_layers=[7])).num_local_experts == 4
+    # A layer index past the last layer (this config has 2: 0 and 1) matches no layer in Transformers (it tests
+    # layer_idx in the list): refused as a likely typo, not silently ignored (h26b M1).
+    msg = _error(_qwen3_moe(mlp_only_layers=[7]))
+    assert msg.startswith("config.json: mlp_only_layers: mlp_only_layers holds 7, which is no layer of this model: "
+                          "the layers are 0 to 1 (num_hidden_layers 2)."), msg
+    assert from_hf_config(_qwen3_moe(mlp_only_layers=[])).num_local_experts == 4
 
 
 def test_qwen3_moe_sliding_window_only_when_enabled():

@@ -7,5 +7,6 @@ catalog file kind holds that kind's record, keys and checks: ``pcie`` (PCIe gene
 switches), ``cloud`` (cloud instances), ``models`` (Hugging Face configs); ``schema`` holds what they
 share (the field readers, the entry being read, the kind table); ``loader`` finds the files, merges
 the overlay and builds the ``Catalog`` (``load_catalog``); ``sources`` reads the ``SOURCES.md``
-documents that ``REF:`` ids cite. Imports only ``planner.core`` and ``planner.model``.
+documents that ``REF:`` ids cite; ``devices`` the names NVIDIA's driver gives the GPUs (nvidia-smi, torch), to
+their ids. Imports only ``planner.core`` and ``planner.model``.
 """

@@ -54,6 +54,7 @@ from planner.core.fields import Entry, plain_number
 from planner.core.names import clip_text, unsafe_problem
 from planner.core.yamlio import YamlProblem, read_mapping
 from planner.catalog.cloud import INSTANCES, CloudInstance
+from planner.catalog.devices import device_name_hint
 from planner.catalog.fingerprint import content_fingerprint
 from planner.catalog.gpus import GPUS, Gpu
 from planner.catalog.models import MODELS, ModelEntry
@@ -241,7 +242,9 @@ def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str,
     ids = [i.id for i in items]
     listing = {"gpus.yaml": "gpus", "ram.yaml": "ram", "platforms.yaml": "platforms", "network.yaml": "network",
                "cloud.yaml": "cloud", "models.yaml": "models"}[file]
-    hint = removal_hint(removed or {}, item_id, file) or (
+    # a GPU named as nvidia-smi and torch print it, 'NVIDIA H100 80GB HBM3': its id (h26b M2)
+    driver = device_name_hint(item_id, ids) if what == "GPU" and isinstance(item_id, str) else None
+    hint = removal_hint(removed or {}, item_id, file) or driver or (
         did_you_mean(str(item_id), ids, listing=listing) if ids else f"The catalog has no {file} entries.")
     raise CatalogError(f"unknown {what} {clip_text(item_id)!r}", hint=hint)  # its first 80 (h24b M6)
 

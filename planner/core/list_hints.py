@@ -14,12 +14,13 @@ from typing import Any
 
 def bracket_hint(key: str, value: Any, names: Iterable[str], *, commas: bool = False) -> str | None:
     """'Write the list in brackets: key: [a, b].' when ``value`` is one text holding two or more of ``names``
-    separated by commas or blanks (a list written without brackets: 'rtx-4090, l40s', 'q_proj v_proj'), so
-    that the hint keeps every item; None otherwise. ``commas``: the value is a command-line option's (or an API
-    keyword's), which takes the names comma-separated ('--lora-targets q_proj,v_proj'), not in brackets."""
+    separated by commas, blanks or another list separator, ';', '|', '/' or ':' (a list written without
+    brackets: 'rtx-4090, l40s', 'q_proj v_proj', 'q_proj;v_proj'; h26b M3), so that the hint keeps every item;
+    None otherwise. ``commas``: the value is a command-line option's (or an API keyword's), which takes the
+    names comma-separated ('--lora-targets q_proj,v_proj'), not in brackets."""
     if not isinstance(value, str):
         return None
-    parts = [p for p in re.split(r"[,\s]+", value.strip()) if p]
+    parts = [p for p in re.split(r"[,;|/:\s]+", value.strip()) if p]
     known = set(names)
     if len(parts) < 2 or not all(p in known for p in parts):
         return None

@@ -29,6 +29,7 @@ from planner.model.config_keys import (  # noqa: F401  (re-exported for planner.
     _shown,
     check_architectures,
     check_declared,
+    layer_indices,
     _get,
     _Merged,
 )
@@ -432,10 +433,7 @@ def _check_all_layers_sparse(cfg: Mapping[str, Any], where: str | None, layers: 
         ModelConfigError: a layer would get the dense MLP.
     """
     step = _get(cfg, "decoder_sparse_step", where, default=1)
-    dense = cfg.get("mlp_only_layers") or []
-    if not isinstance(dense, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense):
-        raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {_shown(dense)}", "mlp_only_layers")
-    dense = [i for i in dense if 0 <= i < layers]
+    dense = layer_indices(cfg, where, "mlp_only_layers", layers)
     if step != 1 or dense:
         key = "decoder_sparse_step" if step != 1 else "mlp_only_layers"
         raise _error(cfg, where, f"{key} gives some layers a dense MLP; mixed dense and MoE layers are not modelled",

@@ -476,6 +476,34 @@ def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int 
     return head_dim
 
 
+def layer_indices(cfg: Mapping[str, Any], where: str | None, key: str, layers: int) -> frozenset[int]:
+    """The layer indices a config lists under ``key`` (Qwen2-/Qwen3-MoE ``mlp_only_layers``), each a whole
+    number from 0 to ``layers`` - 1 (Transformers tests ``layer_idx in mlp_only_layers`` for layer_idx in
+    range(num_hidden_layers): any other index matches no layer) and listed once. A missing, null or empty
+    list is no layer.
+
+    Raises:
+        ModelConfigError: not a list of whole numbers; an index outside the model (999, -1: likely a typo for a
+            real index, which would be silently ignored); an index listed twice (h26b M1).
+    """
+    given = cfg.get(key) or []
+    if not isinstance(given, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in given):
+        raise _error(cfg, where, f"{key} must be a list of layer indices, not {_shown(given)}", key)
+    last = layers - 1
+    for i in given:
+        if not 0 <= i <= last:
+            raise _error(cfg, where, f"{key} holds {i}, which is no layer of this model: the layers are 0 to {last} "
+                         f"(num_hidden_layers {layers})", key,
+                         f"List indices from 0 to {last}; check {i} against the model's published config.json.")
+    seen: set[int] = set()
+    for i in given:
+        if i in seen:
+            raise _error(cfg, where, f"{key} lists layer {i} more than once", key,
+                         f"List each layer once: {_shown(sorted(seen | set(given)))}.")
+        seen.add(i)
+    return frozenset(given)
+
+
 class _Merged(dict):
     """A config mapping with defaults filled in that keeps the file's line numbers for errors."""
 

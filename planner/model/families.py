@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from planner.model.config_keys import _check_heads, _checkpoint_dtype, _error, _get, _Merged, _shown
+from planner.model.config_keys import _check_heads, _checkpoint_dtype, _error, _get, _Merged, _shown, layer_indices
 from planner.model.layout import Architecture
 
 #: DeepseekV3Config's defaults (configuration_deepseek_v3.py); ``num_nextn_predict_layers`` is its
@@ -141,6 +141,44 @@ def _moe_counts(cfg: Mapping[str, Any], where: str | None, experts_key: str) -> 
 
 # ----- DeepSeek-V2 / V3 -----------------------------------------------------------------
 
+def _check_groups(cfg: Mapping[str, Any], where: str | None, experts: int, v3: bool) -> None:
+    """DeepSeek's group-limited routing: the router splits the ``n_routed_experts`` scores into ``n_group``
+    groups (``view(-1, n_group, n_routed_experts // n_group)``) and keeps the best ``topk_group`` of them
+    (``torch.topk(group_scores, k=topk_group)``). Source: Transformers ``modeling_deepseek_v3.py``
+    (``DeepseekV3MoE.route_tokens_to_experts``) and ``modeling_deepseek_v2.py`` (``group_limited_greedy``).
+    Checked where the config gives the key; a V3 config that omits ``n_group`` gets DeepseekV3Config's 8.
+
+    Raises:
+        ModelConfigError: ``n_group`` that does not divide ``n_routed_experts`` (the reshape fails) or, in V3,
+            leaves one expert per group (V3 scores a group by its best 2 experts: ``.topk(2)`` fails), or
+            ``topk_group`` above ``n_group`` (topk over fewer groups fails) (h26b M1).
+    """
+    groups = None
+    if cfg.get("n_group") is not None:
+        groups = _get(cfg, "n_group", where)
+        if experts % groups:
+            near = [d for d in range(1, experts + 1) if experts % d == 0]
+            below = max((d for d in near if d < groups), default=1)
+            above = min((d for d in near if d > groups), default=experts)
+            raise _error(cfg, where, f"n_group ({groups}) does not divide n_routed_experts ({experts}): the router "
+                         f"splits the expert scores into n_group equal groups", "n_group",
+                         f"The nearest that divide {experts}: {below} or {above}. Check the model's published "
+                         "config.json.")
+        if v3 and experts // groups < 2:  # group_scores: .topk(2) of each group's scores
+            raise _error(cfg, where, f"n_group ({groups}) leaves {experts // groups} expert per group: DeepSeek-V3's "
+                         "router scores each group by the sum of its best 2 experts", "n_group",
+                         f"Give n_group at most {experts // 2}; check it against the model's published config.json.")
+    elif v3:
+        groups = 8  # DeepseekV3Config's default
+    if cfg.get("topk_group") is not None:
+        top = _get(cfg, "topk_group", where)
+        if groups is not None and top > groups:
+            raise _error(cfg, where, f"topk_group ({top}) is above n_group ({groups}): the router keeps the best "
+                         "topk_group of the n_group expert groups", "topk_group",
+                         f"Give topk_group from 1 to {groups}; check it against the model's published config.json.")
+
+
+
 def _deepseek(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Architecture:
     """DeepSeek-V2 / V3 (and R1, V2-Lite, V2.5): multi-head latent attention and a mixture of experts.
 
@@ -159,7 +197,8 @@ def _deepseek(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Arc
     Raises:
         ModelConfigError: ``moe_layer_freq`` other than 1 (DeepSeek's own code puts MoE layers only at
             multiples of it; Transformers 5 ignores the key and makes every layer past the dense ones
-            MoE, so the checkpoint would not load), or the usual size errors.
+            MoE, so the checkpoint would not load), ``n_group`` / ``topk_group`` the router cannot use
+            (:func:`_check_groups`), or the usual size errors.
     """
     v3 = model_type == "deepseek_v3"
     cfg = _Merged(DEEPSEEK_V3_DEFAULTS if v3 else DEEPSEEK_V2_DEFAULTS, cfg)
@@ -194,6 +233,8 @@ def _deepseek(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Arc
         moe_f = _get(cfg, "moe_intermediate_size", where)
         shared = _get(cfg, "n_shared_experts", where, default=0, min_value=0) * moe_f
     dense_f = _get(cfg, "intermediate_size", where)
+    if experts > 1:
+        _check_groups(cfg, where, experts, v3)
     if experts > 1 and k_dense >= L:  # no MoE layer at all: every layer's MLP is dense (h26b N2)
         experts, per_tok, shared, moe_f = 1, 1, 0, 0
     dense_layers = min(k_dense, L) if experts > 1 else 0
@@ -462,9 +503,7 @@ def _qwen2_moe(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Ar
     L = keys["num_hidden_layers"]
     experts, per_tok = _moe_counts(cfg, where, "num_experts")
     step = _get(cfg, "decoder_sparse_step", where)
-    only = cfg.get("mlp_only_layers") or []
-    if not isinstance(only, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in only):
-        raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {_shown(only)}", "mlp_only_layers")
+    only = layer_indices(cfg, where, "mlp_only_layers", L)
     dense = sum(1 for i in range(L) if i in only or (i + 1) % step)
     if dense >= L:  # no sparse layer at all: Transformers builds every layer with the dense MLP (h26b N2)
         experts, per_tok = 1, 1

@@ -188,6 +188,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.model.architecture import Architecture
+from planner.catalog.devices import device_name_hint
 from planner.catalog.gpus import GPU_VENDORS
 from planner.catalog.loader import Catalog, purchasable_gpus, removal_hint
 from planner.catalog.network import NETWORK_KINDS
@@ -769,8 +770,10 @@ def _ids(e: Entry, key: str, known: Sequence[str], what: str,
             removal = removal_hint(removed or {}, v, f"{listing}.yaml")
             if removal is not None:
                 raise e.error(f"unknown {what} {clip_text(v)!r}", key, removal)
+            # the name nvidia-smi and torch print, 'NVIDIA H100 80GB HBM3': its id (h26b M2)
+            driver = device_name_hint(v, known) if what == "GPU" else None
             raise e.error(f"unknown {what} {clip_text(v)!r}", key,  # its first 80 (h24b M6)
-                          bracket_hint(key, v, known) or did_you_mean(v, known, listing=listing))
+                          bracket_hint(key, v, known) or driver or did_you_mean(v, known, listing=listing))
     if len(set(values)) != len(values):
         dup = next(v for v in values if values.count(v) > 1)
         raise e.error(f"lists {dup!r} twice", key, "Give each id once.")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from planner.catalog.devices import TORCH_DEVICE_NAMES, catalog_id_for_device, device_key  # noqa: F401  (re-exported)
 from planner.core.errors import InputError, PlannerError
 from planner.core.names import OneLineNotes, is_blank_looking, name_problem
 from planner.memory.overheads import RuntimeOverheads
@@ -171,60 +172,6 @@ def refuse_linked(path: Path) -> None:
 
 
 # ----- which GPU a calibration is of ---------------------------------------------------------------
-
-#: The names ``torch.cuda.get_device_name()`` reports (the CUDA driver's product names, cudaDeviceProp.name)
-#: for the catalog's NVIDIA GPUs, to their catalog ids. A calibration applies to the exact model only:
-#: 'NVIDIA A10' is not 'NVIDIA A100-SXM4-80GB'. Source: the product-name table of the NVIDIA open GPU
-#: kernel modules README, driver 595.45.04 (github.com/NVIDIA/open-gpu-kernel-modules, commit
-#: df1c9a3de2be4b130f4fc7680f7198193d8ac6ad), which lists each product name with its PCI device id.
-#: The 8 GB RTX 3060 and RTX 4060 Ti report the same names as the 12 GB and 16 GB cards the catalog holds.
-#: Drivers before R470 reported GeForce and Tesla names without 'NVIDIA ' (device_key ignores it).
-TORCH_DEVICE_NAMES: dict[str, str] = {
-    "NVIDIA GeForce RTX 3060": "rtx-3060-12gb",            # 2487, 2503, 2504, 2544, 24C7
-    "NVIDIA GeForce RTX 3090": "rtx-3090",                 # 2204
-    "NVIDIA GeForce RTX 4060 Ti": "rtx-4060-ti-16gb",      # 2803, 2805
-    "NVIDIA GeForce RTX 4070 Ti SUPER": "rtx-4070-ti-super",  # 2705
-    "NVIDIA GeForce RTX 4080": "rtx-4080",                 # 2704
-    "NVIDIA GeForce RTX 4090": "rtx-4090",                 # 2684
-    "NVIDIA GeForce RTX 5090": "rtx-5090",                 # 2B85
-    "NVIDIA RTX A4000": "rtx-a4000",                       # 24B0
-    "NVIDIA RTX A5000": "rtx-a5000",                       # 2231
-    "NVIDIA RTX A6000": "rtx-a6000",                       # 2230
-    "NVIDIA RTX 6000 Ada Generation": "rtx-6000-ada",      # 26B1
-    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "rtx-pro-6000-blackwell",  # 2BB1
-    "Tesla T4": "t4",                                      # 1EB8
-    "NVIDIA L4": "l4",                                     # 27B8
-    "NVIDIA A10": "a10",                                   # 2236
-    "NVIDIA A10G": "a10g",                                 # 2237
-    "NVIDIA A40": "a40",                                   # 2235
-    "NVIDIA L40S": "l40s",                                 # 26B9
-    "NVIDIA A100-PCIE-40GB": "a100-40gb-pcie",             # 20F1
-    "NVIDIA A100 80GB PCIe": "a100-80gb-pcie",             # 20B5
-    "NVIDIA A100-SXM4-40GB": "a100-40gb-sxm",              # 20B0
-    "NVIDIA A100-SXM4-80GB": "a100-80gb-sxm",              # 20B2
-    "NVIDIA H100 PCIe": "h100-pcie",                       # 2331
-    "NVIDIA H100 80GB HBM3": "h100-sxm",                   # 2330 (SXM5)
-    "NVIDIA H100 NVL": "h100-nvl",                         # 2321
-    "NVIDIA H200": "h200-sxm",                             # 2335 (SXM; the H200 NVL reports 'NVIDIA H200 NVL')
-    "NVIDIA B200": "b200",                                 # 2901
-}
-
-
-def device_key(name: str) -> str:
-    """A GPU model's name for exact comparison: case and runs of spaces ignored, and a leading
-    'NVIDIA ' (which drivers before R470 left out of GeForce and Tesla names)."""
-    key = " ".join(str(name).split()).casefold()
-    return key[len("nvidia "):] if key.startswith("nvidia ") else key
-
-
-_BY_KEY = {device_key(k): v for k, v in TORCH_DEVICE_NAMES.items()}
-
-
-def catalog_id_for_device(device_name: str) -> str | None:
-    """The catalog GPU id of a name ``torch.cuda.get_device_name()`` reports, or None when the
-    table (:data:`TORCH_DEVICE_NAMES`) does not list it."""
-    return _BY_KEY.get(device_key(device_name))
-
 
 def calibration_applies(device_name: str, gpu: Any) -> bool:
     """Whether a calibration measured on ``device_name`` applies to ``gpu``: a catalog GPU (its

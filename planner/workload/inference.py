@@ -271,10 +271,53 @@ def _vllm_lora(entry: Entry, engine: str, arch: Architecture) -> tuple[bool, int
     return enable, max_loras, rank, cpu
 
 
+#: vLLM's ``--kv-cache-dtype`` values (docs.vllm.ai, "Engine Arguments"; 'fp8' is its alias of fp8_e4m3) and the
+#: torch dtype names, to planner's kv_dtype: both fp8 formats store one byte per value, so they are sized alike.
+_KV_SPELLINGS = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "bfloat16": "bf16", "float16": "fp16", "half": "fp16",
+                 "float32": "fp32", "float": "fp32"}
+
+
+def _kv_spelling(entry: Entry, kv_default: str) -> None:
+    """Refuse, with planner's spelling as the hint, a ``kv_dtype`` written as vLLM's ``--kv-cache-dtype`` writes it:
+    'fp8_e4m3', 'fp8_e5m2' (planner's fp8), 'bfloat16', 'auto' (the dtype the model runs in; planner's default,
+    ``kv_default``, is said) (h26b M4).
+
+    Raises:
+        OptionError / ScenarioError (``entry.error``): one of those spellings.
+    """
+    raw = entry.data.get("kv_dtype")
+    word = raw.strip().lower() if isinstance(raw, str) else None
+    if word in _KV_SPELLINGS:
+        to = _KV_SPELLINGS[word]
+        why = " (one byte per value, as e4m3 and e5m2 both store)" if to == "fp8" else ""
+        raise entry.error(f"{raw!r} is not one of the choices: planner spells it {to}{why}", "kv_dtype",
+                          f"Write kv_dtype: {to}.")
+    if word == "auto":
+        raise entry.error(f"{raw!r} is not one of the choices: vLLM's auto is the dtype the model runs in; planner's "
+                          f"default, with kv_dtype left out, is {kv_default} here", "kv_dtype",
+                          "Remove kv_dtype, or write the dtype the model runs in: kv_dtype: bf16 or kv_dtype: fp16.")
+
+
+def _weights_reversed(entry: Entry) -> None:
+    """Refuse ``weights`` written with its two words reversed ('gptq-int4', 'awq_int4') with planner's spelling
+    as the hint: planner writes the bit width first, int4-gptq (h26b M4).
+
+    Raises:
+        OptionError / ScenarioError (``entry.error``): such a spelling.
+    """
+    raw = entry.data.get("weights")
+    parts = [p for p in raw.strip().lower().replace("_", "-").split("-")] if isinstance(raw, str) else []
+    turned = "-".join(reversed(parts))
+    if len(parts) == 2 and turned in WEIGHT_FORMATS:
+        raise entry.error(f"{raw!r} is not one of the choices", "weights",
+                          f"Did you mean {turned!r}? planner writes the bit width first.")
+
+
 def _weights(entry: Entry, arch: Architecture, warnings: list[str]) -> tuple[str, str, int, str | None]:
     """weights, kv_dtype and group_size, read against the quantized format the checkpoint declares; also
     returns that format (:func:`planner.workload.checks.checkpoint_format`)."""
     ckpt_fmt, ckpt_group, ckpt_words = checkpoint_format(arch)
+    _weights_reversed(entry)
     weights = entry.str("weights", ckpt_fmt or "bf16", choices=WEIGHT_FORMATS)
     if ckpt_words and "weights" in entry.data and weights != ckpt_fmt:
         warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); the weights are "
@@ -293,6 +336,7 @@ def _weights(entry: Entry, arch: Architecture, warnings: list[str]) -> tuple[str
                           "mxfp4, as gpt-oss ships); engines do not convert other checkpoints to it", "weights",
                           "Use weights: bf16, fp8, int8, int4-awq, int4-gptq or nf4.")
     kv_default = weights if weights in ("fp32", "fp16", "bf16") else "bf16"
+    _kv_spelling(entry, kv_default)
     kv_dtype = entry.str("kv_dtype", kv_default, choices=KV_DTYPES)
     group_default = ckpt_group if (ckpt_group and weights == ckpt_fmt) else 128
     group_size = entry.int("group_size", group_default, min=-1, max=1_000_000)

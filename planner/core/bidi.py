@@ -33,7 +33,7 @@ BIDI_HINT = ("Remove it: a planner file needs none (right-to-left text is shown 
 def bidi_control(text: str) -> tuple[str, int, int] | None:
     """The first bidirectional control in ``text`` as (character, line, column), 1-based as an editor counts
     them (lines ended by LF; a CR before it counts as a character of its line); None when there is none."""
-    m = FILE_BIDI.search(text)
+    m = None if text.isascii() else FILE_BIDI.search(text)  # the controls are all beyond ASCII
     if m is None:
         return None
     at = m.start()

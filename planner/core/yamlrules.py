@@ -32,7 +32,8 @@ def hidden_break(text: str) -> tuple[str, int, str] | None:
     included), as (problem, line, hint) at the first one, at the line and column an editor shows (lines counted
     by LF, so CR LF counts once); None when it holds none. A file whose line ends are all lone CRs (no LF at
     all) is told so, with the hint to save it with LF line ends."""
-    m = _HIDDEN_BREAK.search(text)
+    # of the hidden breaks, only CR is ASCII: an ASCII text without one holds none (a search costs ~2 ms a file)
+    m = None if text.isascii() and "\r" not in text else _HIDDEN_BREAK.search(text)
     if m is None:
         return None
     breaks = list(_EDITOR_BREAK.finditer(text, 0, m.start()))

@@ -349,3 +349,25 @@ def test_a_catalog_given_in_code_with_too_many_entries_is_refused():
         estimate(**INFER, gpu="rtx-4090", catalog=big)
     said = str(got.value)
     assert said.startswith(f"the Catalog given: instances: lists {n:,} entries, more than the 500"), said
+
+
+def test_the_fingerprint_tells_apart_records_that_differ_in_one_field():
+    # the fingerprint pickles a record as its type and its fields' values (planner.catalog.fingerprint._FieldPickler):
+    # one changed field changes it; a record of a type pickle cannot name gives '' (always checked)
+    import dataclasses
+
+    from planner.catalog.fingerprint import content_fingerprint
+    from planner.catalog.loader import load_catalog
+
+    cat = load_catalog()
+    base = content_fingerprint(cat)
+    assert len(base) == 64 and base == content_fingerprint(load_catalog())  # the same content, the same print
+    g = cat.gpus[0]
+    one = dataclasses.replace(cat, gpus=(dataclasses.replace(g, tdp_w=g.tdp_w + 1),) + tuple(cat.gpus[1:]))
+    assert content_fingerprint(one) not in ("", base)
+
+    @dataclasses.dataclass(frozen=True)
+    class Other:  # a local class cannot be pickled by reference: such a catalog is always checked ('')
+        x: float
+
+    assert content_fingerprint(dataclasses.replace(cat, gpus=(Other(0.0),))) == ""

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
+import operator
 import pickle
 from typing import Any
 
@@ -22,8 +24,9 @@ FINGERPRINT_FIELD = "checked"
 
 def content_fingerprint(catalog: Any) -> str:
     """The SHA-256 (64 hex digits) of the pickled values of every field of ``catalog`` but the fingerprint itself:
-    every entry, number (as its exact bits: -0.0 and 0.0 differ), text, mapping and record type it holds. About
-    3 ms for the shipped catalog (150 KB pickled).
+    every entry, number (as its exact bits: -0.0 and 0.0 differ), text, mapping and record type it holds. A record
+    (a dataclass) is pickled as its type and its fields' values, in order (:class:`_FieldPickler`), which is
+    faster than pickle's own reduction of such a record; the shipped catalog pickles to about 150 KB.
 
     Returns:
         the hex digest; '' when the content cannot be pickled (a value set in code that is no plain value, such as a
@@ -31,9 +34,39 @@ def content_fingerprint(catalog: Any) -> str:
     """
     try:
         values = tuple(getattr(catalog, f.name) for f in dataclasses.fields(catalog) if f.name != FINGERPRINT_FIELD)
-        return hashlib.sha256(pickle.dumps(values, protocol=5)).hexdigest()
+        buf = io.BytesIO()
+        _FieldPickler(buf).dump(values)
+        return hashlib.sha256(buf.getbuffer()).hexdigest()
     except Exception:  # noqa: BLE001 - whatever pickling raises (PicklingError, TypeError, RecursionError): check it
         return ""
+
+
+class _FieldPickler(pickle.Pickler):
+    """A pickler (protocol 5) that writes a dataclass record as its type and the values of its fields, in order.
+
+    The standard reduction of a frozen slots dataclass calls ``dataclasses.fields`` once per record, in Python (its
+    ``__getstate__``): three quarters of the time for the shipped catalog's 1,600 records. The fields of each record
+    type are looked up once per pickler instead. The bytes are for hashing only (never loaded)."""
+
+    def __init__(self, file: Any) -> None:
+        super().__init__(file, protocol=5)
+        self._getters: dict[type, Any] = {}
+
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        get = self._getters.get(cls, _UNSEEN)
+        if get is _UNSEEN:
+            names = tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else None
+            # one C call for all the fields (attrgetter of one name returns the value, not a 1-tuple)
+            get = self._getters[cls] = (None if names is None else
+                                        operator.attrgetter(*names) if len(names) > 1 else
+                                        (lambda o, n=names: tuple(getattr(o, x) for x in n)))
+        if get is None:
+            return NotImplemented
+        return cls, get(obj)
+
+
+_UNSEEN: Any = object()
 
 
 def still_checked(catalog: Any) -> bool:

@@ -94,6 +94,7 @@ from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_
                                        _owned_or_refused, _owns, _replaceable, _same_set, check_name)
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
+from planner.core.resolved import absolute_out, show_error, show_path, show_text
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
@@ -131,8 +132,12 @@ class ReportSet:
     """
 
     def __init__(self, out_dir: Path, *, guard: SignalGuard | None = None, set_name: str = "reports",
-                 inputs: Iterable[str | Path] = ()) -> None:
-        self.out = Path(out_dir)
+                 inputs: Iterable[str | Path] = (), shown: Path | str | None = None) -> None:
+        # a relative out_dir joined to the current folder now, once: every step goes by that absolute path, so an
+        # os.chdir of another thread during the run changes nothing (planner.core.resolved); the lines, the
+        # notes and the paths given back show it as ``shown`` (default: out_dir as given)
+        self.shown = Path(shown if shown is not None else out_dir)
+        self.out = absolute_out(out_dir)
         self.guard = guard
         self.set_name = set_name
         self.inputs = tuple(inputs)
@@ -224,7 +229,13 @@ class ReportSet:
             stop = late if not isinstance(exc, Interrupted) else exc
             stop.blocked = tuple(dict.fromkeys(stop.blocked + late.blocked))
         finally:
+            self._shown_as_given(stop)
             self._end_deferred(stop)
+
+    def _shown_as_given(self, exc: BaseException | None) -> None:
+        """Show the folder as given (:attr:`shown`) in ``exc`` and :attr:`notes` (planner.core.resolved)."""
+        show_error(exc, self.out, self.shown)
+        self.notes[:] = [show_text(n, self.out, self.shown) for n in self.notes]
 
     def _end_deferred(self, exc: BaseException | None) -> None:
         """Without a guard (the Python API, its caller's handlers at their defaults), a signal that came during the
@@ -243,6 +254,7 @@ class ReportSet:
             line = f"Interrupted by {name} after this error: {exc.__context__}"
         else:
             line = f"Interrupted by {name}"
+        line = show_text(line, self.out, self.shown)
         try:
             if not stream_into_planners_files(sys.stderr, self.out, self.inputs):
                 for note in self.notes:
@@ -441,17 +453,20 @@ class ReportSet:
                 fsync_dir(self.out)
         except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
             if self._committed:
-                exc.written = list(done)
-                exc.removed = [self.out / n for n in removed]
+                exc.written = [show_path(p, self.out, self.shown) for p in done]
+                exc.removed = [self.shown / n for n in removed]
             raise
-        self.removed = [self.out / n for n in removed]
+        done = [show_path(p, self.out, self.shown) for p in done]  # as the user gave the folder (__init__)
+        self.removed = [self.shown / n for n in removed]
+        self._shown_as_given(None)
         guard = self.guard if self.guard is not None else active_guard()
         if guard is not None:  # a signal after this run's last commit still says the reports are whole
             guard.written.extend(done)
             guard.removed.extend(self.removed)
         if self.lost:  # the set is in place, but bytes a program wrote were lost: not a run that went well
             gone = f"; removed the stale {_listed(self.removed)}" if self.removed else ""
-            error = OutputError(" ".join(self.lost) + f" The new reports are in place, whole: {_listed(done)}{gone}.")
+            error = OutputError(show_text(" ".join(self.lost), self.out, self.shown)
+                                + f" The new reports are in place, whole: {_listed(done)}{gone}.")
             error.notes = tuple(self.notes)  # type: ignore[attr-defined]  (said before the error line)
             raise error
         return done

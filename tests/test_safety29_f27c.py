@@ -1,0 +1,114 @@
+"""Issue 28, hostile pass 27: a relative output folder resolved once, at the call's start (report h27a).
+
+- N1: ``plan(out='reports')`` and ``compare(out=...)`` with a relative ``out=`` while the current folder changes
+  during the call (another thread's ``os.chdir``; here a patched writer changes it, not a timing) land the whole set
+  in the folder the path named at the call's start, leave no staging folder, and still show the path as written;
+  a run that fails after such a change removes its staging folder from that folder (planner.core.resolved).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import planner.api.comparisons as comparisons
+import planner.report.workbook as workbook
+from planner import compare, plan
+from planner.cli.main import main
+from planner.core.atomic import STAGING_PREFIX
+from planner.core.errors import OutputError
+from planner.core.resolved import show_path, show_text
+
+ROOT = Path(__file__).resolve().parents[1]
+QLORA = ROOT / "scenarios" / "qlora-7b-12gb.yaml"
+COMPARE = ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"
+STEM = "qlora-7b-12gb"  # QLORA's name: (its report names)
+MANIFEST = ".planner-reports.json"
+
+
+def _two_folders(tmp_path: Path) -> tuple[Path, Path]:
+    first, second = tmp_path / "A", tmp_path / "B"
+    (first / "reports").mkdir(parents=True)
+    (second / "reports").mkdir(parents=True)
+    return first, second
+
+
+def _chdir_then(folder: Path, write):
+    """A workbook writer that first changes the current folder (what another thread's os.chdir does mid-call)."""
+    def patched(*args, **kwargs):
+        os.chdir(folder)
+        return write(*args, **kwargs)
+    return patched
+
+
+# -- N1 --
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_a_cwd_change_during_plan_leaves_the_set_whole_in_the_first_folder(tmp_path: Path, monkeypatch) -> None:
+    first, second = _two_folders(tmp_path)
+    monkeypatch.chdir(first)  # restored after the test, whatever the call changed
+    monkeypatch.setattr(workbook, "write_workbook", _chdir_then(second, workbook.write_workbook))
+    r = plan(QLORA, out="reports", format="md,json,xlsx")
+    assert Path.cwd() == second  # the writer did change it, in the middle of the call
+    assert sorted(os.listdir(first / "reports")) == sorted([MANIFEST, f"{STEM}.json", f"{STEM}.md", f"{STEM}.xlsx"])
+    assert os.listdir(second / "reports") == []
+    assert r.outputs == {ext: Path("reports") / f"{STEM}.{ext}" for ext in ("json", "xlsx", "md")}  # as given
+    listed = json.loads((first / "reports" / MANIFEST).read_text())
+    assert sorted(listed["files"]) == [f"{STEM}.json", f"{STEM}.md", f"{STEM}.xlsx"]
+
+
+def test_a_failed_plan_after_a_cwd_change_removes_its_staging_folder(tmp_path: Path, monkeypatch) -> None:
+    first, second = _two_folders(tmp_path)
+    monkeypatch.chdir(first)
+
+    def failing(data, path):
+        os.chdir(second)
+        raise OutputError(f"{path}: cannot write (test)")
+    monkeypatch.setattr(workbook, "write_workbook", failing)
+    with pytest.raises(OutputError) as caught:
+        plan(QLORA, out="reports", format="md,json,xlsx")
+    assert os.listdir(first / "reports") == []  # no staging folder left, nothing written
+    assert os.listdir(second / "reports") == []
+    # the path in the line is shown as the user gave it: reports/<staging>/<name>, not the absolute one
+    line = str(caught.value)
+    assert line.startswith(f"reports/{STAGING_PREFIX}") and line.endswith(f"/{STEM}.xlsx: cannot write (test)"), line
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_a_cwd_change_during_compare_leaves_the_set_whole_in_the_first_folder(tmp_path: Path, monkeypatch) -> None:
+    first, second = _two_folders(tmp_path)
+    monkeypatch.chdir(first)
+    monkeypatch.setattr(comparisons, "write_comparison_workbook",
+                        _chdir_then(second, comparisons.write_comparison_workbook))
+    r = compare(COMPARE, out="reports")
+    assert Path.cwd() == second
+    names = sorted(os.listdir(first / "reports"))
+    stem = r.outputs["json"].stem
+    assert names == sorted([MANIFEST, f"{stem}.json", f"{stem}.xlsx"])
+    assert os.listdir(second / "reports") == []
+    assert r.outputs == {"json": Path("reports") / f"{stem}.json", "xlsx": Path("reports") / f"{stem}.xlsx"}
+
+
+def test_a_relative_out_is_shown_as_given_in_the_cli_lines(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", "o", "--format", "md"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip().splitlines()[-1] == f"Wrote o/{STEM}.md"
+    (tmp_path / "o" / f"{STEM}.csv").write_text("mine\n")  # a file planner did not write, where a report goes
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", "o", "--format", "csv"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: o/{STEM}.csv: is not a file planner wrote there"), r.stderr
+    assert str(tmp_path) not in r.stderr
+
+
+def test_show_text_replaces_the_whole_folder_only() -> None:
+    at, shown = Path("/w/o"), Path("o")
+    text = "/w/o/x.md: in /w/o. Not /w/other, /w/o.bak/y or /x/w/o."
+    # '/w/other' and '/w/o.bak' are other folders than 'o', and '/x/w/o' another path: each left as it is
+    assert show_text(text, at, shown) == "o/x.md: in o. Not /w/other, /w/o.bak/y or /x/w/o."
+    assert show_text("/w/x.md is in /w", Path("/w"), Path(".")) == "x.md is in ."  # Path(".") / "x.md" is x.md
+    assert show_path(Path("/w/o/x.md"), at, shown) == Path("o/x.md")
+    assert show_path(Path("/elsewhere/x.md"), at, shown) == Path("/elsewhere/x.md")

@@ -1,9 +1,13 @@
-"""Issue 28, hostile pass 27: a relative output folder resolved once, at the call's start (report h27a).
+"""Issue 28, hostile pass 27: a relative output folder resolved once, at the call's start, and the minor findings
+of report h27a.
 
 - N1: ``plan(out='reports')`` and ``compare(out=...)`` with a relative ``out=`` while the current folder changes
   during the call (another thread's ``os.chdir``; here a patched writer changes it, not a timing) land the whole set
   in the folder the path named at the call's start, leave no staging folder, and still show the path as written;
   a run that fails after such a change removes its staging folder from that folder (planner.core.resolved).
+- m1: ``--out newdir/..`` (``out=``) with ``newdir`` missing is refused in one line with the path meant, and makes
+  no folder; a '..' after a folder that exists is kept.
+- m2: ``--out file:///x`` (``out=``) is refused with the path the URL names as the hint.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import planner.report.workbook as workbook
 from planner import compare, plan
 from planner.cli.main import main
 from planner.core.atomic import STAGING_PREFIX
-from planner.core.errors import OutputError
+from planner.core.errors import InputError, OutputError
 from planner.core.resolved import show_path, show_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,3 +116,42 @@ def test_show_text_replaces_the_whole_folder_only() -> None:
     assert show_text("/w/x.md is in /w", Path("/w"), Path(".")) == "x.md is in ."  # Path(".") / "x.md" is x.md
     assert show_path(Path("/w/o/x.md"), at, shown) == Path("o/x.md")
     assert show_path(Path("/elsewhere/x.md"), at, shown) == Path("/elsewhere/x.md")
+
+
+# -- m1 --
+@pytest.mark.parametrize("given, meant", [("newdir/..", "."), ("nd2/../../k3", "../k3"), ("a/b/../../r", "r")])
+def test_a_dotdot_after_a_missing_folder_is_refused(tmp_path: Path, monkeypatch, given: str, meant: str) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    missing = given.split("/..")[0]
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", given, "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: --out: {given!r} has '..' right after {missing}, a folder that does not exist: "
+                        f"planner would make it only to leave it again. Write --out {meant!r}.\n")
+    with pytest.raises(InputError) as caught:
+        plan(QLORA, out=given, format="md")
+    assert str(caught.value).endswith(f"planner would make it only to leave it again. Give out={meant!r}.")
+    assert sorted(os.listdir(tmp_path)) == ["w"] and os.listdir(work) == []  # no folder made, nothing written
+
+
+def test_a_dotdot_after_a_folder_that_exists_is_kept(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ex").mkdir()
+    r = plan(QLORA, out="ex/../r2", format="md")
+    assert r.outputs == {"md": Path("ex/../r2") / f"{STEM}.md"}
+    assert (tmp_path / "r2" / f"{STEM}.md").is_file() and os.listdir(tmp_path / "ex") == []
+
+
+# -- m2 --
+@pytest.mark.parametrize("url, meant", [("file:///tmp/x%20y", "/tmp/x y"), ("FILE:/tmp/u2", "/tmp/u2")])
+def test_a_file_url_as_out_is_refused_with_its_path(tmp_path: Path, monkeypatch, url: str, meant: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", url, "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: --out: {url!r} is a URL, but a path is taken as written, not as a URL: it would "
+                        f"make a folder 'file:' in the current folder. Write --out {meant!r}.\n")
+    with pytest.raises(InputError) as caught:
+        plan(QLORA, out=url, format="md")
+    assert str(caught.value).endswith(f"Give out={meant!r}.")
+    assert os.listdir(tmp_path) == []

@@ -8,6 +8,8 @@ of report h27a.
 - m1: ``--out newdir/..`` (``out=``) with ``newdir`` missing is refused in one line with the path meant, and makes
   no folder; a '..' after a folder that exists is kept.
 - m2: ``--out file:///x`` (``out=``) is refused with the path the URL names as the hint.
+- m3: another user's link in a sticky folder is refused with the one hint that fits (a path without the link), not
+  the sticky bit the folder already has.
 """
 
 from __future__ import annotations
@@ -155,3 +157,23 @@ def test_a_file_url_as_out_is_refused_with_its_path(tmp_path: Path, monkeypatch,
         plan(QLORA, out=url, format="md")
     assert str(caught.value).endswith(f"Give out={meant!r}.")
     assert os.listdir(tmp_path) == []
+
+
+# -- m3 --
+def test_another_users_link_in_a_sticky_folder_gets_one_fitting_hint(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a link to another user")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    shared = tmp_path / "st"
+    shared.mkdir()
+    shared.chmod(0o1777)  # sticky already, as /tmp
+    link = shared / "lnk"
+    link.symlink_to(mine)
+    os.lchown(link, 65534, 65534)
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", str(link), "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.endswith(f"Give a path without that link (such as {mine}, where it points now, if you trust "
+                             "it).\n"), r.stderr
+    assert "chmod +t" not in r.stderr and r.stderr.count("Give ") == 1
+    assert os.listdir(mine) == []

@@ -10,6 +10,7 @@ of report h27a.
 - m2: ``--out file:///x`` (``out=``) is refused with the path the URL names as the hint.
 - m3: another user's link in a sticky folder is refused with the one hint that fits (a path without the link), not
   the sticky bit the folder already has.
+- m4: an empty ``.planner-staging-*`` folder planner did not make is "Left" with a sentence that parses.
 """
 
 from __future__ import annotations
@@ -177,3 +178,15 @@ def test_another_users_link_in_a_sticky_folder_gets_one_fitting_hint(tmp_path: P
                              "it).\n"), r.stderr
     assert "chmod +t" not in r.stderr and r.stderr.count("Give ") == 1
     assert os.listdir(mine) == []
+
+
+# -- m4 --
+def test_an_empty_foreign_staging_folder_is_left_with_a_clear_line(tmp_path: Path) -> None:
+    out = tmp_path / "st"
+    plan(QLORA, out=out, format="md")
+    fake = out / (STAGING_PREFIX + "abcdefgh")
+    fake.mkdir(mode=0o755)  # not as planner makes one (mkdtemp: 0700), and no mark in it
+    r = plan(QLORA, out=out, format="md")
+    assert r.notes == (f"Left {fake}: it holds no planner mark, so planner cannot tell it made it; check it and "
+                       "remove it yourself.",)
+    assert fake.is_dir()

@@ -98,6 +98,7 @@ from planner.core.resolved import absolute_out, show_error, show_path, show_text
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
+_NO_MARK = "no planner mark"  # what a staging folder without that mark (an empty one) is said to hold
 
 
 class ReportSet:
@@ -702,8 +703,9 @@ def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> s
     shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
     removed_from = (f" planner removed the {removed} file(s) of reports that {run} left there" +
                     (f"; {why}" if why else "") + ".") if removed > 0 else ""
-    return (f"Left {folder}: it holds {shown}, which planner cannot tell it wrote; check it and remove it "
-            f"yourself.{removed_from.replace(' planner', ' Planner', 1)}")
+    what = "no planner mark, so planner cannot tell it made it" if left == [_NO_MARK] else \
+        f"{shown}, which planner cannot tell it wrote"  # h27a m4
+    return f"Left {folder}: it holds {what}; check it and remove it yourself.{removed_from.replace(' planner', ' Planner', 1)}"
 
 
 def _held_here(fd: int) -> bool:
@@ -853,9 +855,9 @@ def _clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()
                 os.rmdir(folder)
                 return []
             except OSError:
-                return ["no planner mark"]
+                return [_NO_MARK]
         if not entries:
-            return ["no planner mark"]
+            return [_NO_MARK]
         return sorted(e.name for e in entries)
     # the names as this run reads them: the bytes the stopped run wrote, under its encoding, decoded with this
     # run's (a UTF-8 run's '计划.md' is 'è®¡å\x88\x92.md' under Latin-1), so every locale gives one verdict

@@ -11,7 +11,7 @@ folder; files of the set that the new run does not write can be removed in the s
 
 Two runs on one output folder would interleave their files: a run holds an exclusive
 ``flock`` on the output folder itself (``fcntl.flock`` on the directory's descriptor: no lock file
-to leave behind) from start to end, and a second run fails at once with one line saying so.
+to leave behind) while it writes (the with block, not the work before it), and a second run fails at once.
 What a killed run (SIGKILL, power loss) left is cleaned by the next run that holds the lock, but only
 what planner can tell it wrote: in a staging folder, the files its mark (:data:`STAGING_MARK`, written
 by the run that made it) lists, and their temporaries, owned by this user (once its moves began, a file under

@@ -69,7 +69,8 @@ def test_an_out_through_another_users_link_is_refused(tmp_path: Path) -> None:
                                f"but it is a symbolic link of another user (uid {OTHER}) in a sticky folder, where "
                                "its owner can point it elsewhere while planner writes; so planner could be made to "
                                "write elsewhere, and it writes "
-                               "nothing there. Give a path without that link."), r.stderr
+                               f"nothing there. Give a path without that link (such as {mine}, where it points "
+                               "now, if you trust it).\n"), r.stderr
     assert list(mine.iterdir()) == []
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.api.inputs import catalog_of, check_keywords, out_of
+from planner.core.resolved import resolved_out
 from planner.core.errors import InputError
 from planner.core.escape import json_text
 
@@ -323,27 +324,28 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
 
     check_keywords("compare", unknown, ("catalog", "out", "tokens_per_month", "top"))
     top = top_of(top, least=1)
-    out = out_of(out)  # a path, or InputError (an int, bytes, an empty text)
+    out, given = resolved_out(out_of(out))  # a path (joined to the current folder now, once: every step goes by it)
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block
-    need_name(scenario, data, out)
+    need_name(scenario, data, given)
     root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)
     check_request_inputs(root, sc.workloads)
     costs = read_costs(root.child("costs", None), cat, sc.workloads)
     if out is not None:
         from planner.core.reportset import check_destinations
 
-        # read-only reports, a file where the folder would be: said before the work
-        check_destinations(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")],
+        # read-only reports, a file where the folder would be: said before the work (at the call's start, as the
+        # path was given; every later step goes by out, resolved: planner.core.resolved)
+        check_destinations(given, [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")],
                            set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat))
         # a TMPDIR that is out or an overlay folder: the workbook's temporary files would land there
-        before_writing(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")], cat,
+        before_writing(given, [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")], cat,
                        temp=True)
     try:
         planned = make_plan(sc, cat, costs=costs, explain=False)
     except NoFeasiblePlan as exc:
         if out is not None:
-            _write_infeasible(exc, Path(out), sc, cat)
+            _write_infeasible(exc, out, sc, cat, shown=given)
         raise
     volumes = volume_overrides(tokens_per_month, [w.name for w in sc.workloads])
     comparison = run_compare(planned, sc, cat, costs, tokens_per_month=volumes or None)
@@ -362,9 +364,9 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     import openpyxl  # noqa: F401  (a large import: loaded before the output folder is locked and staged)
 
     stem = safe_stem(sc.name) + "-compare"
-    before_writing(Path(out), [f"{stem}.{ext}" for ext in ("json", "xlsx")], cat, temp=True)  # again: said now
+    before_writing(out, [f"{stem}.{ext}" for ext in ("json", "xlsx")], cat, temp=True, shown=given)  # again: said now
     # the json and the workbook are one report set: staged in out, then moved into place together
-    with ReportSet(Path(out), set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat)) as rs:
+    with ReportSet(out, set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat), shown=given) as rs:
         write_text(rs.path(f"{stem}.json"), json_text(result.document(), indent=2, allow_nan=False) + "\n")
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}
@@ -372,11 +374,12 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     return dataclasses.replace(result, outputs=written, notes=notes)
 
 
-def _write_infeasible(exc: Any, out: Path, sc: Any, cat: Any) -> None:
+def _write_infeasible(exc: Any, out: Path, sc: Any, cat: Any, *, shown: Path | None = None) -> None:
     """Nothing fits the scenario: the comparison's json says so (the reasons and the candidates, as
     ``planner plan`` writes them) and a workbook of an earlier, feasible comparison goes in the same step,
     so ``out`` never holds a comparison the latest run contradicts. Fills ``exc.outputs``, ``exc.removed``
-    and ``exc.notes`` as :func:`planner.plan` does.
+    and ``exc.notes`` as :func:`planner.plan` does. ``out``: the folder resolved at the call's start (absolute),
+    ``shown``: as the user gave it (planner.core.resolved).
 
     Raises:
         OutputError: as for a comparison's reports.
@@ -388,7 +391,7 @@ def _write_infeasible(exc: Any, out: Path, sc: Any, cat: Any) -> None:
     from planner.report.export import infeasible_to_dict
 
     stem = safe_stem(sc.name) + "-compare"
-    with ReportSet(out, set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat)) as rs:
+    with ReportSet(out, set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat), shown=shown) as rs:
         write_text(rs.path(f"{stem}.json"), json_text(infeasible_to_dict(exc), indent=2, allow_nan=False) + "\n")
         if os.path.lexists(out / f"{stem}.xlsx"):  # a name that holds no file of planner's is kept, and said
             rs.remove(f"{stem}.xlsx")

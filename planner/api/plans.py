@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from planner.api.inputs import (catalog_of, check_keywords, check_plain_values, out_of, plain_text,
                                  plain_texts, refuse_directory)
 from planner.core.errors import InputError
+from planner.core.resolved import resolved_out
 from planner.core.escape import json_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -429,25 +430,24 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     if out is None and format is not None:
         raise InputError("format= names the reports to write into out=, and no out= is given", entry="format",
                          hint="Give out=DIR as well, or leave format= out (plan() writes nothing by default).")
-    out = out_of(out)  # a path, or InputError (an int, bytes, an empty text)
+    out, given = resolved_out(out_of(out))  # a path (joined to the current folder now, once: every step goes by it)
     formats = report_formats(format, api=True) if format is not None else DEFAULT_FORMATS
     top = top_of(top)
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)
-    need_name(scenario, data, out)
+    need_name(scenario, data, given)
     # a request the time model cannot shape (tokens_per_request >= context): said at its key, as compare says it
     check_request_inputs(Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1), sc.workloads)
     # the ownership inputs price time per job, cost per job and TCO beside the capex (planner.cost.objective)
     costs = read_costs(sc.costs, cat, sc.workloads)
     refused = None
     if out is not None:
-        # read-only reports, a file where the folder would be: said now, not after the planning
-        # (every format: one that is not written this time is removed when an earlier plan left it)
-        # a file planner did not write, or an input of this run, where a report would go: refused now too
-        # (one only a feasible plan writes, xlsx or md, once the plan is known to be feasible: _destinations_refused)
-        refused = _destinations_refused(Path(out), safe_stem(sc.name), formats, set_name=f"plan {sc.name}",
+        # read-only reports, a file where the folder would be, a file planner did not write or an input of this run
+        # where a report would go (every format: an earlier plan's is removed): said now, by the path as given (later
+        # steps go by out: planner.core.resolved); one only a feasible plan writes, once it is (_destinations_refused)
+        refused = _destinations_refused(given, safe_stem(sc.name), formats, set_name=f"plan {sc.name}",
                                         inputs=run_inputs(sc, cat))
-        before_writing(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in formats], cat, temp="xlsx" in formats)
+        before_writing(given, [f"{safe_stem(sc.name)}.{ext}" for ext in formats], cat, temp="xlsx" in formats)
 
     try:
         result = make_plan(sc, cat, top_k=top, costs=costs)
@@ -465,7 +465,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
             stale = [f"{stem}.{ext}" for ext in PLAN_FORMATS
                      if ext not in written and os.path.lexists(Path(out) / f"{stem}.{ext}")]
             if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
-                with ReportSet(Path(out), set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat)) as rs:
+                with ReportSet(out, set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat), shown=given) as rs:
                     if "csv" in formats:
                         write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(exc.candidates))
                     if "json" in formats:
@@ -489,8 +489,8 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     # (planner.core.reportset): a failed or interrupted run leaves the previous set whole
     if "xlsx" in formats:  # openpyxl (a large import) loaded before the output folder is locked and staged
         import openpyxl  # noqa: F401
-    before_writing(Path(out), [f"{stem}.{ext}" for ext in formats], cat, temp="xlsx" in formats)  # again: said now
-    with ReportSet(Path(out), set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat)) as rs:
+    before_writing(out, [f"{stem}.{ext}" for ext in formats], cat, temp="xlsx" in formats, shown=given)  # again
+    with ReportSet(out, set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat), shown=given) as rs:
         if "csv" in formats:
             write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(result.candidates))
         if "json" in formats:
@@ -553,23 +553,26 @@ def _destinations_refused(out: Path, stem: str, formats: Iterable[str], *, set_n
         return exc
 
 
-def before_writing(out: Path, names: Iterable[str], cat: Any, *, temp: bool) -> None:
+def before_writing(out: Path, names: Iterable[str], cat: Any, *, temp: bool, shown: Path | None = None) -> None:
     """Refuse, before the work, a report set whose reports or temporary files would land where a later run reads
     them: a report named as a catalog's source list (SOURCES.md) in a folder of overlay files
     (planner.catalog.report_sources); with ``temp`` (a workbook: openpyxl's temporary files), a temporary folder
     (TMPDIR) that is, or is inside, ``out`` or a ``--catalog`` overlay folder of ``cat``, or inside the shipped
-    catalog or the package (planner.core.tempdir).
+    catalog or the package (planner.core.tempdir). ``shown``: ``out`` as the user gave it, for the lines
+    (planner.core.resolved); default ``out``.
 
     Raises:
         DestinationError: naming the file or the variable, and what to do.
     """
     from planner.catalog.report_sources import refuse_report_as_sources
+    from planner.core.resolved import shown_as
 
-    refuse_report_as_sources(out, names)
-    if temp:
-        from planner.core.tempdir import refuse_temp_in
+    with shown_as(out, shown or out):
+        refuse_report_as_sources(out, names)
+        if temp:
+            from planner.core.tempdir import refuse_temp_in
 
-        refuse_temp_in(out, overlay_folders(cat))
+            refuse_temp_in(out, overlay_folders(cat))
 
 
 def overlay_folders(cat: Any) -> list[Path]:

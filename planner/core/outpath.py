@@ -111,8 +111,9 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
     than the one meant, or None: an unexpanded substitution ('$HOME/r', 'x/$(pwd)'), an invisible or control
     character (a tab, a line feed, a zero-width space), a folder name that begins or ends with a blank-looking
     character (' o', 'a /b', 'o' + U+2800 BRAILLE PATTERN BLANK: the names' rule, planner.core.names.is_blank_looking),
-    or a character with no glyph of its own (U+1D159, private use: planner.core.lookalike.no_glyph_char). A
-    leading '~' is the caller's to say (the API and the command line say it differently)."""
+    or a character with no glyph of its own (U+1D159, private use: planner.core.lookalike.no_glyph_char), a
+    ``file:`` URL (:func:`url_problem`), a '..' right after a folder that does not exist (:func:`dotdot_problem`).
+    A leading '~' is the caller's to say (the API and the command line say it differently)."""
     m = UNEXPANDED.search(text)
     if m is not None:
         return (f"holds {m.group()!r}, which was not expanded (Python expands no '$' or '`'), so it would be part of "
@@ -135,7 +136,51 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
     if ch is not None:
         return (f"holds {char_name(ch)}, a character with no glyph of its own, so the folder's name would look like "
                 "another", text.replace(ch, ""))
-    return None
+    return url_problem(text) or dotdot_problem(text)
+
+
+def url_problem(text: str) -> tuple[str, str] | None:
+    """(problem, the path meant) for a ``file:`` URL given as an output path ('file:///tmp/x', 'file:/tmp/x'): a
+    path is taken as written, so it would make a folder 'file:' in the current folder (h27a m2); the path meant
+    is the URL's path, percent-escapes decoded (RFC 8089). None for any other text."""
+    if not re.match(r"(?i)file:/", text):
+        return None
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(text)
+    meant = unquote(parts.path) or "/"
+    if parts.netloc not in ("", "localhost"):  # file://host/x: another machine's file, which no path names here
+        meant = f"//{parts.netloc}{meant}"
+    return ("is a URL, but a path is taken as written, not as a URL: it would make a folder 'file:' in the current "
+            "folder", escape_unsafe(meant))
+
+
+def dotdot_problem(text: str) -> tuple[str, str] | None:
+    """(problem, the path meant) for an output path with a '..' right after a folder that does not exist
+    ('newdir/..', 'nd2/../../k3'): making the path would make that folder only to leave it again, an empty folder
+    that is not the output folder (h27a m1). The path meant drops each such 'name/..' pair, as the kernel would
+    once the folder existed ('newdir/..' -> '.'); a '..' after a folder that exists (a link to one included) is
+    kept as written, for the kernel to resolve. None where there is no such '..'."""
+    if ".." not in text.split("/"):
+        return None
+    parts = text.split("/")
+    kept: list[str] = []
+    missing: str | None = None
+    for i, part in enumerate(parts):
+        if i > 0 and part in ("", "."):  # 'x//..', 'x/./..': the same as 'x/..'
+            continue
+        if part == ".." and kept and kept[-1] not in ("", ".", ".."):
+            before = "/".join(parts[:i])
+            if not os.path.lexists(before):
+                missing = missing or before.rstrip("/")
+                kept.pop()
+                continue
+        kept.append(part)
+    if missing is None:
+        return None
+    meant = "/".join(kept).lstrip("/") if not text.startswith("/") else "/" + "/".join(kept).lstrip("/")
+    return (f"has '..' right after {escape_unsafe(missing)}, a folder that does not exist: planner would make it only "
+            "to leave it again", escape_unsafe(meant or "."))
 
 
 def bookkeeping_part(path: Path | str) -> tuple[str, str, str] | None:

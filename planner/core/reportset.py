@@ -11,7 +11,7 @@ folder; files of the set that the new run does not write can be removed in the s
 
 Two runs on one output folder would interleave their files: a run holds an exclusive
 ``flock`` on the output folder itself (``fcntl.flock`` on the directory's descriptor: no lock file
-to leave behind) from start to end, and a second run fails at once with one line saying so.
+to leave behind) while it writes (the with block, not the work before it), and a second run fails at once.
 What a killed run (SIGKILL, power loss) left is cleaned by the next run that holds the lock, but only
 what planner can tell it wrote: in a staging folder, the files its mark (:data:`STAGING_MARK`, written
 by the run that made it) lists, and their temporaries, owned by this user (once its moves began, a file under
@@ -94,9 +94,11 @@ from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_
                                        _owned_or_refused, _owns, _replaceable, _same_set, check_name)
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
+from planner.core.resolved import absolute_out, show_error, show_path, show_text
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
+_NO_MARK = "no planner mark"  # what a staging folder without that mark (an empty one) is said to hold
 
 
 class ReportSet:
@@ -131,8 +133,12 @@ class ReportSet:
     """
 
     def __init__(self, out_dir: Path, *, guard: SignalGuard | None = None, set_name: str = "reports",
-                 inputs: Iterable[str | Path] = ()) -> None:
-        self.out = Path(out_dir)
+                 inputs: Iterable[str | Path] = (), shown: Path | str | None = None) -> None:
+        # a relative out_dir joined to the current folder now, once: every step goes by that absolute path, so an
+        # os.chdir of another thread during the run changes nothing (planner.core.resolved); the lines, the
+        # notes and the paths given back show it as ``shown`` (default: out_dir as given)
+        self.shown = Path(shown if shown is not None else out_dir)
+        self.out = absolute_out(out_dir)
         self.guard = guard
         self.set_name = set_name
         self.inputs = tuple(inputs)
@@ -224,7 +230,13 @@ class ReportSet:
             stop = late if not isinstance(exc, Interrupted) else exc
             stop.blocked = tuple(dict.fromkeys(stop.blocked + late.blocked))
         finally:
+            self._shown_as_given(stop)
             self._end_deferred(stop)
+
+    def _shown_as_given(self, exc: BaseException | None) -> None:
+        """Show the folder as given (:attr:`shown`) in ``exc`` and :attr:`notes` (planner.core.resolved)."""
+        show_error(exc, self.out, self.shown)
+        self.notes[:] = [show_text(n, self.out, self.shown) for n in self.notes]
 
     def _end_deferred(self, exc: BaseException | None) -> None:
         """Without a guard (the Python API, its caller's handlers at their defaults), a signal that came during the
@@ -243,6 +255,7 @@ class ReportSet:
             line = f"Interrupted by {name} after this error: {exc.__context__}"
         else:
             line = f"Interrupted by {name}"
+        line = show_text(line, self.out, self.shown)
         try:
             if not stream_into_planners_files(sys.stderr, self.out, self.inputs):
                 for note in self.notes:
@@ -441,17 +454,20 @@ class ReportSet:
                 fsync_dir(self.out)
         except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
             if self._committed:
-                exc.written = list(done)
-                exc.removed = [self.out / n for n in removed]
+                exc.written = [show_path(p, self.out, self.shown) for p in done]
+                exc.removed = [self.shown / n for n in removed]
             raise
-        self.removed = [self.out / n for n in removed]
+        done = [show_path(p, self.out, self.shown) for p in done]  # as the user gave the folder (__init__)
+        self.removed = [self.shown / n for n in removed]
+        self._shown_as_given(None)
         guard = self.guard if self.guard is not None else active_guard()
         if guard is not None:  # a signal after this run's last commit still says the reports are whole
             guard.written.extend(done)
             guard.removed.extend(self.removed)
         if self.lost:  # the set is in place, but bytes a program wrote were lost: not a run that went well
             gone = f"; removed the stale {_listed(self.removed)}" if self.removed else ""
-            error = OutputError(" ".join(self.lost) + f" The new reports are in place, whole: {_listed(done)}{gone}.")
+            error = OutputError(show_text(" ".join(self.lost), self.out, self.shown)
+                                + f" The new reports are in place, whole: {_listed(done)}{gone}.")
             error.notes = tuple(self.notes)  # type: ignore[attr-defined]  (said before the error line)
             raise error
         return done
@@ -687,8 +703,9 @@ def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> s
     shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
     removed_from = (f" planner removed the {removed} file(s) of reports that {run} left there" +
                     (f"; {why}" if why else "") + ".") if removed > 0 else ""
-    return (f"Left {folder}: it holds {shown}, which planner cannot tell it wrote; check it and remove it "
-            f"yourself.{removed_from.replace(' planner', ' Planner', 1)}")
+    what = "no planner mark, so planner cannot tell it made it" if left == [_NO_MARK] else \
+        f"{shown}, which planner cannot tell it wrote"  # h27a m4
+    return f"Left {folder}: it holds {what}; check it and remove it yourself.{removed_from.replace(' planner', ' Planner', 1)}"
 
 
 def _held_here(fd: int) -> bool:
@@ -838,9 +855,9 @@ def _clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()
                 os.rmdir(folder)
                 return []
             except OSError:
-                return ["no planner mark"]
+                return [_NO_MARK]
         if not entries:
-            return ["no planner mark"]
+            return [_NO_MARK]
         return sorted(e.name for e in entries)
     # the names as this run reads them: the bytes the stopped run wrote, under its encoding, decoded with this
     # run's (a UTF-8 run's '计划.md' is 'è®¡å\x88\x92.md' under Latin-1), so every locale gives one verdict

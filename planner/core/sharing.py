@@ -113,7 +113,7 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
     for link, lst in links_on_path(folder):
         # a link is changed only by replacing it, which takes the right to remove entries of its folder: whoever
         # can rename there (rename_risk), and in a sticky folder also the link's own owner (rename(2), EPERM)
-        why = None
+        why, fix = None, hint
         try:
             risk = rename_risk(link.parent)
             sticky = bool(os.stat(link.parent).st_mode & stat.S_ISVTX)
@@ -125,15 +125,19 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
         elif sticky and lst.st_uid not in (os.geteuid(), 0):
             why = (f"it is a symbolic link of another user (uid {lst.st_uid}) in a sticky folder, where its owner can "
                    "point it elsewhere while planner writes")
+            fix = ""  # the folder is sticky already: the link's owner is the risk, not the folder (h27a m3)
         if why is not None:
             try:
                 real = os.path.realpath(folder)
             except (OSError, ValueError):
                 real = None
             also = f" (it now points to {escape_unsafe(real)})" if real else ""
+            instead = f" (such as {escape_unsafe(real)}, where it points now, if you trust it)" \
+                if real and not fix else ""
             raise DestinationError(f"{escape_unsafe(str(link))}: is on the way to {what} ({escape_unsafe(str(folder))})"
                                    f"{also}, but {why}; so planner could be made to write elsewhere, and it writes "
-                                   f"nothing there. Give a path without that link. {hint}")
+                                   f"nothing there. Give a path without that link{instead}."
+                                   + (f" {fix}" if fix else ""))
     refuse_shared_above(folder, what, hint)
 
 

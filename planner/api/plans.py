@@ -132,15 +132,16 @@ def top_of(top: Any, most: int = MAX_TOP, least: int = 0) -> int:
     Raises:
         OptionError: not a whole number, or out of range.
     """
-    from planner.core.fields import plain_number
+    from planner.core.fields import plain_number, shown_number
+    from planner.core.units import NotWhole
     from planner.workload.inputs import OptionError
 
     check_plain_values(top, "top")
     top = plain_number(top)  # numpy.int64(3), Decimal('3'): 3
-    if isinstance(top, float) and top.is_integer():
+    if isinstance(top, float) and top.is_integer() and not isinstance(top, NotWhole):  # Fraction(1, 10**400): no 0
         top = int(top)
     if isinstance(top, bool) or not isinstance(top, int) or not least <= top <= most:
-        raise OptionError(f"must be a whole number from {least} to {most}, not {top!r}", entry="top")
+        raise OptionError(f"must be a whole number from {least} to {most}, not {shown_number(top)}", entry="top")
     return top
 
 
@@ -221,7 +222,18 @@ def _mapping_text(data: Mapping[str, Any]) -> str:
     import yaml
 
     _refuse_odd_keys(data, "scenario")
-    return yaml.safe_dump(json.loads(json_text(data, default=str)), sort_keys=False, allow_unicode=True)
+    return yaml.safe_dump(json.loads(json_text(data, default=_value_text)), sort_keys=False, allow_unicode=True)
+
+
+def _value_text(value: Any) -> str:
+    """str() of a value JSON has no type for (a Decimal, a Fraction), or, where str() refuses (a Fraction of
+    more than 4,300 digits: Python's limit for an int's text), the number as messages show it."""
+    try:
+        return str(value)
+    except ValueError:
+        from planner.core.fields import plain_number, shown_number
+
+        return shown_number(plain_number(value))
 
 
 def _refuse_odd_keys(value: Any, entry: str) -> None:

@@ -21,8 +21,8 @@ from planner.core.names import (MAX_ECHO_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS, 
                                 text_glyph_problem, unsafe_problem)
 from planner.core.list_hints import flow_list as _flow_list, key_hint
 from planner.core.written import as_written, other_spelling_hint
-from planner.core.units import (UNDERFLOW_HINT, NotWhole, UnitError, dotted_thousands, parse_rate, parse_size,
-                                 underflow_problem)
+from planner.core.units import (UNDERFLOW_HINT, BeyondFloat, NotWhole, UnitError, dotted_thousands, parse_rate,
+                                parse_size, underflow_problem)
 from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT_MAX, _ISO_DATE, _POWER, _PREFIX,
                                      _bool_note, _choice_note, _num, _date_hint, _digits, _int_hint,
                                      _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _outside_range_hint,
@@ -394,6 +394,7 @@ class Entry:
         underflow = underflow_problem(value)  # '1.0e-400' reads as 0.0 (h17b #3)
         if underflow is not None:
             raise self.error(underflow, key, UNDERFLOW_HINT)
+        _refuse_beyond(self, key, value, min, max)
         dotted = dotted_thousands(self.written(key), lambda n: f"{key}: {n}", whole=True, only="whole") \
             if isinstance(value, float) else None
         if dotted is not None:  # 'seq_len: 8.000': 8, or 8000 with a dot separating thousands (h17b #4)
@@ -435,6 +436,7 @@ class Entry:
             raise self.error(dotted[0], key, dotted[1])
         if isinstance(value, int) and abs(value) > _FLOAT_MAX:  # a whole number no float can hold
             raise self.error(f"{_digits(value)} is more than any real value of this field", key)
+        _refuse_beyond(self, key, value, None if min_exclusive else min, max)
         written = self.written(key) if isinstance(value, float) and math.isinf(value) else None
         if written and "inf" not in written.lower():  # a long decimal YAML read as inf, never written so (h18b #5)
             digits = sum(c.isdigit() for c in written)
@@ -556,6 +558,22 @@ class Entry:
 #: assumes that the year 1900 is a leap year",
 #: https://learn.microsoft.com/en-us/office/troubleshoot/excel/wrongly-assumes-1900-is-leap-year).
 EARLIEST_DATE = _dt.date(2000, 1, 1)
+
+
+def _refuse_beyond(entry: Entry, key: str, value: Any, lo: float | None, hi: float | None) -> None:
+    """Refuse a number beyond the largest float (planner.core.units.BeyondFloat: a Decimal('1E+999999999') or a
+    Fraction(10**400, 3) from the API, judged before it is expanded; h27b N2, N3): by the field's range where it
+    has one on that side, else as no real value of the field. Nothing for any other value.
+
+    Raises:
+        InputError: (``entry.error``) naming ``key`` and the range, with the number as given.
+    """
+    if not isinstance(value, BeyondFloat):
+        return
+    _check_range(entry, key, value, lo, hi)
+    side = "less" if value < 0 else "more"
+    raise entry.error(f"{value.text} is {side} than any real value of this field", key,
+                      "Give the real value; a float holds at most about 1.8e+308.")
 
 
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:

@@ -446,6 +446,57 @@ class NotWhole(float):
         return made
 
 
+class BeyondFloat(float):
+    """A number beyond the largest float (about 1.8e+308) given as a ``decimal.Decimal``, a ``fractions.Fraction``
+    or a float wider than a float64 (``numpy.longdouble('1.5e400')``): its value is the infinity of its sign, so
+    every range refuses it, and ``repr()``/``str()`` give ``text``, the number as a message shows it
+    ('1E+999999999', '1.5e+400', 'a number of about 400 digits'), never 'inf', which it is not. Made by
+    :func:`beyond_float` from the number's exponent or bit lengths, before any integer of its digits is built
+    (``Decimal('1E+999999999')`` expanded to an int takes hours, h27b N3)."""
+
+    text: str
+
+    def __new__(cls, negative: bool, text: str) -> "BeyondFloat":
+        made = super().__new__(cls, -math.inf if negative else math.inf)
+        made.text = text
+        return made
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
+#: The largest float (sys.float_info.max, IEEE 754 binary64: (2 - 2**-52) * 2**1023), exactly.
+_FLOAT_MAX_INT = 2**1024 - 2**971
+
+
+def beyond_float(value: object, text: str | None = None) -> BeyondFloat | None:
+    """A :class:`BeyondFloat` for a ``decimal.Decimal`` or ``fractions.Fraction`` (``text``: a wide float's
+    digits, read as a Decimal) whose magnitude is more than the largest float, else None (a smaller, NaN or
+    infinite one; any other value). Judged from the Decimal's ``adjusted()`` exponent and the Fraction's bit
+    lengths first, exactly only near the limit, so a value of a few characters never costs a billion-digit
+    integer. Shown as given when that is short ('1E+999999999'), else by its count of digits."""
+    if text is not None:
+        value = written_decimal(text)
+    if isinstance(value, Decimal):
+        if not value.is_finite() or value.is_zero() or value.adjusted() < 308:
+            return None
+        if value.adjusted() < 310 and abs(value) <= _FLOAT_MAX_INT:
+            return None
+        shown = text or str(value)
+        if len(shown) > 20:
+            shown = f"a number of about {value.adjusted() + 1} digits"
+        return BeyondFloat(value.is_signed(), shown)
+    if isinstance(value, Fraction):
+        n, d = abs(value.numerator), value.denominator
+        bits = n.bit_length() - d.bit_length()  # the value lies between 2**(bits - 1) and 2**(bits + 1)
+        if bits < 1023 or (bits < 1026 and n <= _FLOAT_MAX_INT * d):
+            return None
+        return BeyondFloat(value < 0, f"a number of about {int(bits * 0.30103) + 1} digits")  # log10(2) per bit
+    return None
+
+
 #: The smallest positive float, as messages give it: 2**-1074, about 4.9e-324 (IEEE 754 binary64's least subnormal).
 SMALLEST_FLOAT_TEXT = "about 4.9e-324"
 

@@ -1,0 +1,128 @@
+"""Issue 28, hostile pass 27: findings of report h27b fixed on branch f27d.
+
+N2. A non-whole fractions.Fraction too large for a float (Fraction(10**400, 3)) and a finite numpy.longdouble
+    beyond a float ('1.5e400') are refused by every numeric reader of the API with an InputError naming the
+    keyword and its range (never a bare OverflowError, never called "inf"); the one reader is
+    planner.core.fieldhints.plain_number, which makes them a planner.core.units.BeyondFloat.
+N3. A decimal.Decimal with a huge exponent (Decimal('1E+999999999')) is judged by its exponent before any integer
+    of its digits is built: an immediate InputError, shown as given; a Fraction with parts past Python's 4,300-digit
+    limit for an int's text is shown by the size of its parts, never a ValueError.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from decimal import Decimal as D
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+from planner import estimate, plan
+from planner.core.errors import InputError
+from planner.core.fields import plain_number, shown_number
+from planner.core.units import BeyondFloat, NotWhole, beyond_float
+
+_ROOT = Path(__file__).resolve().parents[1]
+_WL = {"name": "w", "model": "llama-2-7b", "task": "infer", "context": 2048}
+
+
+def _scenario(**extra: object) -> dict:
+    return {"name": "s", "workloads": [dict(_WL)], **extra}
+
+
+def _message(fn) -> tuple[type, str]:
+    """The type and text of the error ``fn()`` raises (checked outside any pytest.raises block)."""
+    with pytest.raises(Exception) as info:
+        fn()
+    return type(info.value), str(info.value)
+
+
+# ----- N2 / N3: the one reader, plain_number ------------------------------------------------------------------
+
+
+def test_beyond_float_judges_decimal_by_exponent_and_fraction_by_bits() -> None:
+    # the largest float is (2 - 2**-52) * 2**1023, about 1.7976931348623157e308: just below it is no BeyondFloat
+    assert beyond_float(D("1.7976931348623157E+308")) is None
+    assert beyond_float(D("1E+308")) is None
+    assert beyond_float(F(2**1024 - 2**971)) is None
+    just_over = beyond_float(F(2**1024 - 2**971 + 1, 1))
+    assert isinstance(just_over, BeyondFloat) and just_over == float("inf")
+    assert repr(beyond_float(D("1.8E+308"))) == "1.8E+308"
+    neg = beyond_float(D("-1E+999999999"))
+    assert neg < 0 and str(neg) == "-1E+999999999"
+    # 10**400 / 3 has 400 digits before the point; 400 * log2(10) = 1328.8 bits, * log10(2) again is 400
+    assert repr(beyond_float(F(10**400, 3))) == "a number of about 400 digits"
+    assert beyond_float(D("NaN")) is None and beyond_float(D("Infinity")) is None and beyond_float(1e308) is None
+
+
+def test_plain_number_never_expands_a_huge_decimal() -> None:
+    # int(Decimal('1E+999999999')) would build a billion-digit integer (hours); a child process proves it returns
+    code = ("from decimal import Decimal as D; from planner.core.fields import plain_number; "
+            "v = plain_number(D('1E+999999999')); print(type(v).__name__, repr(v))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=_ROOT)
+    assert done.stdout.strip() == "BeyondFloat 1E+999999999", done.stderr
+
+
+def test_plain_number_of_huge_and_tiny_rationals() -> None:
+    # a non-whole Fraction beyond a float: float() of it raises OverflowError; now a BeyondFloat
+    v = plain_number(F(10**400, 3))
+    assert isinstance(v, BeyondFloat) and v > 0
+    # a whole Decimal up to 4,300 digits is still the int it holds (shown '1000...000 (401 digits)')
+    assert plain_number(D("1E+400")) == 10**400
+    # beyond that, never expanded: shown by its digits (1E+5000 has 5001)
+    many = plain_number(D("1" + "0" * 30 + "E+5000"))
+    assert isinstance(many, BeyondFloat) and repr(many) == "a number of about 5031 digits"
+    # Fraction(1, 10**5000): its text would pass Python's 4,300-digit limit (ValueError before the fix)
+    tiny = plain_number(F(1, 10**5000))
+    assert isinstance(tiny, NotWhole) and tiny == 0
+    # 10**5000 has 5001 digits, 16610 bits; 16610 * log10(2) = 5000.1, so 'about 5001'
+    assert tiny.text == "1 over a number of about 5001 digits"
+    assert shown_number(plain_number(F(1, 10**400))) == "1/1000...000 (401 digits)"
+
+
+# ----- N2 / N3: through the API keywords and the scenario mapping ---------------------------------------------
+
+
+@pytest.mark.parametrize("value, shown", [
+    (F(10**400, 3), "a number of about 400 digits"),
+    (D("1E+999999999"), "1E+999999999"),
+])
+def test_api_keywords_refuse_numbers_beyond_a_float(value: object, shown: str) -> None:
+    kind, text = _message(lambda: estimate(model="llama-2-7b", task="infer", context=value))
+    assert issubclass(kind, InputError)
+    assert text == f"context: must be at most 16777216, not {shown}."
+    kind, text = _message(lambda: estimate(model="llama-2-7b", task="infer", gpu="rtx-4090", headroom=value))
+    assert issubclass(kind, InputError)
+    assert text.startswith(f"headroom: must be a fraction from 0 to 0.95, not {shown}.")
+
+
+@pytest.mark.parametrize("value, shown", [
+    (F(10**400, 3), "a number of about 400 digits"),
+    (D("1E+999999999"), "1E+999999999"),
+])
+def test_scenario_values_refuse_numbers_beyond_a_float(value: object, shown: str) -> None:
+    kind, text = _message(lambda: plan(_scenario(costs={"pue": value})))
+    assert issubclass(kind, InputError)
+    assert text == f"costs.pue: must be at most 3, not {shown}."
+    kind, text = _message(lambda: plan(_scenario(constraints={"budget_usd": value})))
+    assert issubclass(kind, InputError)
+    assert text.startswith(f"constraints.budget_usd: {shown} is more than any real value of this field.")
+
+
+def test_api_longdouble_beyond_a_float_is_not_called_inf() -> None:
+    np = pytest.importorskip("numpy")
+    big = np.longdouble("1.5e400")
+    if not np.isfinite(big):  # a platform whose longdouble is a float64 holds no such number
+        pytest.skip("longdouble is a float64 here")
+    kind, text = _message(lambda: plan(_scenario(constraints={"budget_usd": big})))
+    assert issubclass(kind, InputError)
+    assert text.startswith("constraints.budget_usd: 1.5e+400 is more than any real value of this field.")
+    assert "inf" not in text.split(".")[0]
+
+
+def test_api_negative_beyond_a_float_names_the_lower_bound() -> None:
+    kind, text = _message(lambda: plan(_scenario(workloads=[{**_WL, "context": D("-1E+999999999")}])))
+    assert issubclass(kind, InputError)
+    assert text == "workloads[0].context: must be at least 1, not -1E+999999999."

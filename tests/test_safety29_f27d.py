@@ -7,6 +7,10 @@ N2. A non-whole fractions.Fraction too large for a float (Fraction(10**400, 3)) 
 N3. A decimal.Decimal with a huge exponent (Decimal('1E+999999999')) is judged by its exponent before any integer
     of its digits is built: an immediate InputError, shown as given; a Fraction with parts past Python's 4,300-digit
     limit for an int's text is shown by the size of its parts, never a ValueError.
+N1. A mapping given to the API (scenario, workload, tokens_per_month, at any depth) holding one key twice once its
+    keys are made plain (a str and a str subclass whose __hash__/__eq__ differ) is refused as the YAML reader refuses
+    a key written twice, naming the mapping's entry; such a subclass as a keyword name (estimate(**{H('context'):
+    1})) is said to be one, not "Did you mean 'context'?".
 """
 
 from __future__ import annotations
@@ -126,3 +130,63 @@ def test_api_negative_beyond_a_float_names_the_lower_bound() -> None:
     kind, text = _message(lambda: plan(_scenario(workloads=[{**_WL, "context": D("-1E+999999999")}])))
     assert issubclass(kind, InputError)
     assert text == "workloads[0].context: must be at least 1, not -1E+999999999."
+
+
+# ----- N1: a key given twice through a str subclass --------------------------------------------------------------
+
+
+class _Apart(str):
+    """A text equal only to itself, with one hash for all: a dict keeps it beside the plain str of its text."""
+
+    def __hash__(self) -> int:
+        return 12345
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+
+_TWICE = ("(two keys hold it, one of a subclass whose __eq__ or __hash__ keeps them apart). Remove one of them; a "
+          "repeated key would silently replace the first.")
+
+
+def test_scenario_mapping_with_a_key_twice_is_refused_at_its_entry() -> None:
+    wl = dict(_WL)
+    wl[_Apart("context")] = 131072
+    assert len(wl) == 5  # the dict holds 'context' twice: 2048, then 131072
+    kind, text = _message(lambda: plan({"name": "s", "workloads": [wl]}))
+    assert issubclass(kind, InputError)
+    assert text == f"scenario.workloads[0]: duplicate key 'context' {_TWICE}"
+    top = _scenario()
+    top[_Apart("name")] = "other"
+    kind, text = _message(lambda: plan(top))
+    assert issubclass(kind, InputError)
+    assert text == f"scenario: duplicate key 'name' {_TWICE}"
+
+
+def test_workload_mapping_with_a_key_twice_is_refused() -> None:
+    wl = {"model": "llama-2-7b", "task": "infer", "context": 2048, _Apart("context"): 5}
+    kind, text = _message(lambda: estimate(workload=wl))
+    assert issubclass(kind, InputError)
+    assert text == f"workload: duplicate key 'context' {_TWICE}"
+
+
+def test_keyword_name_of_a_str_subclass_is_said_to_be_one() -> None:
+    given = {"model": "llama-2-7b", "task": "infer", "context": 2048, _Apart("context"): 131072}
+    kind, text = _message(lambda: estimate(**given))
+    assert issubclass(kind, InputError)
+    assert text.startswith("estimate() got keyword argument 'context' as a str subclass (_Apart) that Python does "
+                           "not match to the keyword")
+    assert "Did you mean" not in text
+
+
+def test_plain_keys_and_a_subclass_key_alone_are_taken() -> None:
+    # a str subclass that matches its own text (the usual kind) is one key, read as its text
+    class Named(str):
+        pass
+
+    wl = {Named("model"): "llama-2-7b", "task": "infer", "context": 2048}
+    result = estimate(workload=wl)
+    assert result.to_dict()["model"] == "llama-2-7b"

@@ -175,7 +175,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         return {}
     from planner.api.inputs import plain_texts
 
-    value = plain_texts(value)  # a str subclass as the text it holds, not its __str__ or __repr__
+    value = plain_texts(value, entry="tokens_per_month")  # a str subclass as the text it holds, not its __str__
     if isinstance(value, (dict, list, tuple)) and not value:  # refused as other wrong values are, not "not given"
         raise VolumeError(f"is empty ({type(value).__name__})",
                           hint="Leave tokens_per_month out (or None) to use the scenario's own, or give counts: "

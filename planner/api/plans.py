@@ -159,7 +159,7 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
 
     if isinstance(scenario, Mapping):
         check_plain_values(scenario, "scenario")
-        scenario = plain_texts(scenario)  # a str subclass as the text it holds: what is checked is what is written
+        scenario = plain_texts(scenario, entry="scenario")  # a str subclass as its text: what is checked is what is given
         sc = scenario_from_mapping(scenario, catalog)
         if sc.costs is not None:  # its keys checked before the copy for the reports is made (a tuple key)
             from planner.cost.tco import read_costs

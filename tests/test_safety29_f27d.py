@@ -11,6 +11,9 @@ N1. A mapping given to the API (scenario, workload, tokens_per_month, at any dep
     keys are made plain (a str and a str subclass whose __hash__/__eq__ differ) is refused as the YAML reader refuses
     a key written twice, naming the mapping's entry; such a subclass as a keyword name (estimate(**{H('context'):
     1})) is said to be one, not "Did you mean 'context'?".
+M2. Range limits are judged on the number as given (a Decimal, a Fraction, a file's or the command line's text),
+    not on the float it rounds to: 0.95000000000000000001 is above vram_headroom's / --headroom's 0.95; the refusal
+    shows the value with the digits that set it apart from the limit (never 'not 0.95'); 0.95 itself is taken.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from fractions import Fraction as F
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from planner import estimate, plan
+from planner.cli.main import main
 from planner.core.errors import InputError
 from planner.core.fields import plain_number, shown_number
-from planner.core.units import BeyondFloat, NotWhole, beyond_float
+from planner.core.units import BeyondFloat, NotWhole, beyond_float, exact_text, outside_exactly
 
 _ROOT = Path(__file__).resolve().parents[1]
 _WL = {"name": "w", "model": "llama-2-7b", "task": "infer", "context": 2048}
@@ -190,3 +195,64 @@ def test_plain_keys_and_a_subclass_key_alone_are_taken() -> None:
     wl = {Named("model"): "llama-2-7b", "task": "infer", "context": 2048}
     result = estimate(workload=wl)
     assert result.to_dict()["model"] == "llama-2-7b"
+
+
+# ----- M2: limits judged on the number as given -----------------------------------------------------------------
+
+_ABOVE = "0.95000000000000000001"  # its float is 0.95 (a float holds 15 to 17 significant digits)
+
+
+def test_outside_exactly_reads_bounds_as_written_and_values_as_given() -> None:
+    assert float(_ABOVE) == 0.95
+    assert outside_exactly(D(_ABOVE), 0, 0.95) == "above"
+    assert outside_exactly(_ABOVE, 0, 0.95) == "above"
+    assert outside_exactly(F(95 * 10**28 + 1, 10**30), 0, 0.95) == "above"
+    # the bound is the decimal 0.95, not the float 0.9499999999999999555910790149937...: 0.95 itself is inside
+    assert outside_exactly(D("0.95"), 0, 0.95) is None and outside_exactly(F(19, 20), 0, 0.95) is None
+    assert outside_exactly(D("-0.00000000000000000001"), 0, 0.95) == "below"
+    assert outside_exactly(0.96, 0, 0.95) is None  # a float is judged by the range checks themselves
+    # shown with the digits that set it apart from the limit: 17 significant digits would read 0.95
+    assert exact_text(F(95 * 10**28 + 1, 10**30), 0.95) == "0.950000000000000000000000000001"
+    assert exact_text(F(29, 30)) == "0.96666666666666667"
+
+
+def test_api_headroom_above_the_ceiling_by_less_than_a_float_holds() -> None:
+    for given, shown in ((D(_ABOVE), _ABOVE), (F(95 * 10**28 + 1, 10**30), "0.950000000000000000000000000001")):
+        kind, text = _message(lambda: estimate(model="llama-2-7b", task="infer", gpu="rtx-4090", headroom=given))
+        assert issubclass(kind, InputError)
+        assert text.startswith(f"headroom: must be a fraction from 0 to 0.95, not {shown}.")
+    # a Fraction below the smallest float: its 401-digit denominator cut, not echoed
+    kind, text = _message(lambda: estimate(model="llama-2-7b", task="infer", gpu="rtx-4090", headroom=F(1, 10**400)))
+    assert text.startswith("headroom: 1/1000...000 (401 digits) is below the smallest number a float holds")
+    assert len(text) < 200
+
+
+def test_scenario_share_above_its_ceiling_as_given() -> None:
+    kind, text = _message(lambda: plan(_scenario(costs={"residual_fraction": D("1.00000000000000001")})))
+    assert issubclass(kind, InputError)
+    assert text == "costs.residual_fraction: must be at most 0.99, not 1.00000000000000001."
+
+
+def test_file_share_above_its_ceiling_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "h.yaml"
+    path.write_text("name: y\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: infer\n    context: 2048\n"
+                    f"constraints:\n  vram_headroom: {_ABOVE}\n", encoding="utf-8")
+    res = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert res.exit_code == 2
+    assert res.output.strip() == f"Error: {path}:8: constraints.vram_headroom: must be at most 0.95, not {_ABOVE}."
+
+
+@pytest.mark.parametrize("written", [_ABOVE, "0.9500000000000001"])
+def test_cli_headroom_above_the_ceiling_is_shown_as_written(written: str) -> None:
+    res = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090",
+                                    "--headroom", written])
+    assert res.exit_code == 2
+    assert res.output.strip() == (f"Error: --headroom: must be a fraction from 0 to 0.95, not {written}. Write the "
+                                  "share as a fraction, e.g. --headroom 0.05.")
+
+
+def test_cli_headroom_at_the_ceiling_is_taken() -> None:
+    res = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090",
+                                    "--headroom", "0.95"])
+    assert res.exit_code == 0, res.output
+    assert "after 95% headroom" in res.output

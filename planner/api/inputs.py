@@ -482,8 +482,13 @@ def headroom_of(headroom: Any) -> float:
 
     if headroom is None:
         return DEFAULT_HEADROOM
+    from planner.core.units import UNDERFLOW_HINT, exact_text, outside_exactly, underflow_problem
+
+    if not isinstance(headroom, str) and outside_exactly(headroom, 0, MAX_HEADROOM) is not None:
+        # Decimal('0.95000000000000000001'), whose float is 0.95: judged and shown as given (h27b M2)
+        raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {exact_text(headroom, MAX_HEADROOM)}",
+                          entry="headroom", hint="It is the share of the GPU's CUDA total kept free, e.g. 0.05.")
     headroom = plain_number(headroom)  # numpy.float32(0.1), Decimal('0.1'), Fraction(1, 10)
-    from planner.core.units import UNDERFLOW_HINT, underflow_problem
 
     underflow = underflow_problem(headroom)  # Decimal('1e-400') reads as 0.0, which was never given (h17b #3)
     if underflow is not None:

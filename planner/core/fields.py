@@ -21,8 +21,8 @@ from planner.core.names import (MAX_ECHO_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS, 
                                 text_glyph_problem, unsafe_problem)
 from planner.core.list_hints import flow_list as _flow_list, key_hint
 from planner.core.written import as_written, other_spelling_hint
-from planner.core.units import (UNDERFLOW_HINT, BeyondFloat, NotWhole, UnitError, dotted_thousands, parse_rate,
-                                parse_size, underflow_problem)
+from planner.core.units import (UNDERFLOW_HINT, BeyondFloat, NotWhole, UnitError, dotted_thousands, exact_given,
+                                exact_text, outside_exactly, parse_rate, parse_size, underflow_problem)
 from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT_MAX, _ISO_DATE, _POWER, _PREFIX,
                                      _bool_note, _choice_note, _num, _date_hint, _digits, _int_hint,
                                      _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _outside_range_hint,
@@ -577,6 +577,20 @@ def _refuse_beyond(entry: Entry, key: str, value: Any, lo: float | None, hi: flo
 
 
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
+    """Refuse ``value`` (``key``'s number) outside ``lo`` to ``hi``, judged as given where that is exact (a Decimal,
+    a Fraction or a file's text: 0.95000000000000000001 is above 0.95, though its float is 0.95; h27b M2) and shown
+    so, else by its float (a 300-digit whole number shortened).
+
+    Raises:
+        InputError: (``entry.error``) 'must be at least/at most {bound}, not {value}', naming ``key``.
+    """
+    given = entry.data.get(key) if isinstance(value, float) and not isinstance(value, BeyondFloat) else None
+    source = given if exact_given(given) is not None else entry.written(key) if given is not None else None
+    side = outside_exactly(source, lo, hi)
+    if side is not None:
+        bound = lo if side == "below" else hi
+        raise entry.error(f"must be at {'least' if side == 'below' else 'most'} {_num(bound)}, not "
+                          f"{exact_text(source, bound)}", key)
     shown = _digits(value) if isinstance(value, int) else as_written(entry, key, value)  # a 300-digit number shortened
     if lo is not None and value < lo:
         raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)

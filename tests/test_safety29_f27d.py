@@ -14,6 +14,8 @@ N1. A mapping given to the API (scenario, workload, tokens_per_month, at any dep
 M2. Range limits are judged on the number as given (a Decimal, a Fraction, a file's or the command line's text),
     not on the float it rounds to: 0.95000000000000000001 is above vram_headroom's / --headroom's 0.95; the refusal
     shows the value with the digits that set it apart from the limit (never 'not 0.95'); 0.95 itself is taken.
+M3. A set or frozenset is refused alike by constraints.allowed_gpus and format= (a set has no order), with the list
+    to give as the hint, never a close-match sentence about no name.
 """
 
 from __future__ import annotations
@@ -256,3 +258,22 @@ def test_cli_headroom_at_the_ceiling_is_taken() -> None:
                                     "--headroom", "0.95"])
     assert res.exit_code == 0, res.output
     assert "after 95% headroom" in res.output
+
+
+# ----- M3: a set is no list, for every keyword alike ------------------------------------------------------------
+
+
+def test_allowed_gpus_set_is_refused_with_the_list_to_give() -> None:
+    kind, text = _message(lambda: plan(_scenario(constraints={"allowed_gpus": {"rtx-4090", "l40s"}})))
+    assert issubclass(kind, InputError)
+    assert text == ("constraints.allowed_gpus: must be a name (text) or a list of names, not a set (a set has no "
+                    "order; planner reads lists). Give a list, e.g. ['l40s', 'rtx-4090'].")
+    assert "close" not in text
+
+
+def test_format_set_is_refused_as_allowed_gpus_is(tmp_path: Path) -> None:
+    kind, text = _message(lambda: plan(_scenario(), out=str(tmp_path / "o"), format={"md"}))
+    assert issubclass(kind, InputError)
+    assert text == ("format: must be a text such as 'xlsx,csv' or a list of format names, not a set (a set has no "
+                    "order; planner reads lists). Write format='md'.")
+    assert not (tmp_path / "o").exists()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +52,11 @@ def report_formats(value: str | Iterable[str], *, api: bool = False) -> tuple[st
         listed = ",".join(dict.fromkeys(names))
         return f"format={listed!r}" if api else f"--format {listed}"
 
+    if isinstance(value, AbstractSet):  # {'md', 'csv'}: no order to write them in, as a list's (h27b M3)
+        texts = sorted(v for v in value if isinstance(v, str) and v in PLAN_FORMATS)
+        raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not a {type(value).__name__} "
+                         "(a set has no order; planner reads lists)", entry=entry,
+                         hint=f"Write {write(texts or DEFAULT_FORMATS[:2])}.")
     if not isinstance(value, str) and (not isinstance(value, Iterable) or isinstance(value, (bytes, Mapping))):
         raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not {type(value).__name__}",
                          entry="format", hint=f"Report formats: {', '.join(PLAN_FORMATS)}.")

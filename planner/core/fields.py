@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set as AbstractSet
 from typing import Any
 
 from planner.core.errors import InputError, ScenarioError
@@ -337,6 +337,11 @@ class Entry:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, Sequence) or isinstance(value, bytes):
+            if isinstance(value, AbstractSet):  # {'rtx-4090', 'l40s'} from the API: no name to judge (h27b M3)
+                texts = sorted(clip_text(v) for v in value if isinstance(v, str))[:4]
+                example = repr(texts) if texts and len(texts) == len(value) else "['name', 'other-name']"
+                raise self.error(f"must be a name (text) or a list of names, not a {type(value).__name__} (a set has "
+                                 "no order; planner reads lists)", key, f"Give a list, e.g. {example}.")
             if isinstance(value, Mapping):
                 raise self.error(f"must be a list of names, not {_kind(value)}", key,
                                  f"Write the names in brackets, e.g. {key}: [a, b], or one per line after '- '.")

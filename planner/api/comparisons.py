@@ -176,7 +176,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         return {}
     from planner.api.inputs import plain_texts
 
-    value = plain_texts(value)  # a str subclass as the text it holds, not its __str__ or __repr__
+    value = plain_texts(value, entry="tokens_per_month")  # a str subclass as the text it holds, not its __str__
     if isinstance(value, (dict, list, tuple)) and not value:  # refused as other wrong values are, not "not given"
         raise VolumeError(f"is empty ({type(value).__name__})",
                           hint="Leave tokens_per_month out (or None) to use the scenario's own, or give counts: "
@@ -223,7 +223,8 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     from planner.core.units import dotted_thousands, separator_problem
 
     for name, raw in items:
-        count = parse_token_count(plain_number(raw))  # numpy.int64, Decimal, Fraction: the number they hold
+        plain = plain_number(raw)
+        count = parse_token_count(plain)  # numpy.int64, Decimal, Fraction: the number they hold
         bare = isinstance(raw, str) and re.fullmatch(r"\s*[0-9][0-9,]*\s*", raw) is not None  # a whole count
         separated = separator_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}",
                                       whole=bare)
@@ -242,7 +243,8 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                               hint=ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")
                               or "Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
         if not 0 < count <= MAX_TOKENS_PER_MONTH:
-            raise VolumeError(f"must be above 0 and at most {TOKENS_PER_MONTH_LIMIT}, not {shown_number(raw)}",
+            shown = shown_number(raw if isinstance(raw, str) else plain)  # Decimal('1E+999999999'), never 10**9 digits
+            raise VolumeError(f"must be above 0 and at most {TOKENS_PER_MONTH_LIMIT}, not {shown}",
                               hint="The tokens the workload processes a month: trained (training) or generated "
                                    f"(inference), e.g. --tokens-per-month {(name + '=') if name else ''}200M.")
         if not name:

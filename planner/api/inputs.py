@@ -88,6 +88,14 @@ def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) 
     """
     allowed = list(allowed)
     for name in given:
+        if isinstance(name, str) and type(name) is not str and plain_text(name) in allowed:
+            # a str subclass whose __eq__ or __hash__ keeps it from matching its own text (h27b N1): the keyword
+            # it spells, given twice (estimate(**{'context': 1, H('context'): 2})) or once in a form Python
+            # does not match to the keyword
+            raise UnknownKeywordError(f"{function}() got keyword argument {plain_text(name)!r} as a str subclass "
+                                      f"({type(name).__name__}) that Python does not match to the keyword (its "
+                                      "__eq__ or __hash__ differ from a str's)",
+                                      hint="Give keyword names as plain str; each keyword once.")
         if name not in allowed:
             why = NOT_TAKEN.get(function, {}).get(name)
             if why is not None:
@@ -177,7 +185,7 @@ def plain_text(value: Any) -> Any:
     return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
 
 
-def plain_texts(value: Any, _within: tuple[int, ...] = ()) -> Any:
+def plain_texts(value: Any, _within: tuple[int, ...] = (), *, entry: str = "") -> Any:
     """``value`` with every text in it (mapping keys and values, list and tuple items, at any depth) made a
     plain ``str`` (:func:`plain_text`), every ``int`` or ``float`` subclass the plain number it stores, and every
     mapping, list and tuple made of what it stores
@@ -187,7 +195,12 @@ def plain_texts(value: Any, _within: tuple[int, ...] = ()) -> Any:
     the checks count and read what is there (the scenario caps, unknown keys). A mapping or list that holds
     itself, or is nested more than :data:`MAX_ARGUMENT_DEPTH` deep, is left as it is there, for the checks that
     refuse it (:func:`check_plain_values`, the workload reader). ``_within``: the ids of the containers around
-    ``value``."""
+    ``value``; ``entry``: what the value is ('scenario', 'workload'), for the message below.
+
+    Raises:
+        InputError: a mapping holding one key twice once its keys are made plain (a ``str`` and a ``str`` subclass
+            whose ``__hash__`` or ``__eq__`` differ, both spelling 'context'), as the YAML reader refuses a key
+            written twice, naming the mapping's entry (h27b N1); a plain dict would keep the later value only."""
     from planner.core.held import held_items, held_list
 
     if isinstance(value, str):
@@ -201,14 +214,39 @@ def plain_texts(value: Any, _within: tuple[int, ...] = ()) -> Any:
     _within = (*_within, id(value))
     if isinstance(value, Mapping):
         stored = held_items(value)
-        items = [(plain_texts(k, _within), plain_texts(v, _within)) for k, v in stored]
+        items = [(plain_texts(k, _within), plain_texts(v, _within, entry=_key_entry(entry, k))) for k, v in stored]
         same = type(value) is dict and all(a is k and b is v for (a, b), (k, v) in zip(items, stored))
-        return value if same else dict(items)
+        made = value if same else dict(items)
+        if len(made) != len(items):
+            _refuse_repeated_key(items, entry)
+        return made
     stored = held_list(value)
-    items = [plain_texts(v, _within) for v in stored]
+    items = [plain_texts(v, _within, entry=f"{entry}[{i}]") for i, v in enumerate(stored)]
     if type(value) in (list, tuple) and all(a is v for a, v in zip(items, stored)):
         return value
     return items if isinstance(value, list) else tuple(items)
+
+
+def _key_entry(entry: str, key: Any) -> str:
+    """The entry of ``key``'s value in the mapping at ``entry`` ('scenario.workloads[0].context')."""
+    name = plain_text(key) if isinstance(key, str) else f"[{key!r}]"
+    return f"{entry}.{name}" if entry and isinstance(key, str) else f"{entry}{name}"
+
+
+def _refuse_repeated_key(items: list[tuple[Any, Any]], entry: str) -> None:
+    """Refuse the first key of ``items`` (a mapping's keys made plain) that repeats one before it.
+
+    Raises:
+        InputError: 'duplicate key ...', naming ``entry`` (the mapping), as the YAML reader says it.
+    """
+    seen: set[Any] = set()
+    for key, _ in items:
+        if key in seen:
+            shown = clip_text(key) if isinstance(key, str) else key
+            raise InputError(f"duplicate key {shown!r} (two keys hold it, one of a subclass whose __eq__ or __hash__ "
+                             "keeps them apart)", entry=entry or None,
+                             hint="Remove one of them; a repeated key would silently replace the first.")
+        seen.add(key)
 
 
 def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -223,7 +261,7 @@ def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
         # where a text, choice or yes/no belongs; a number option's own check names its range
         if key != "model" and not (key in NUMBER_OPTIONS and isinstance(value, numbers.Number)):
             check_plain_values(value, key)
-        value = plain_texts(value)  # a str subclass as the text it holds: what is checked is what is written
+        value = plain_texts(value, entry=key)  # a str subclass as the text it holds: what is checked is what is given
         if key == "lora_targets" and isinstance(value, str):
             value = lora_target_list(value)
         if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths
@@ -444,8 +482,13 @@ def headroom_of(headroom: Any) -> float:
 
     if headroom is None:
         return DEFAULT_HEADROOM
+    from planner.core.units import UNDERFLOW_HINT, exact_text, outside_exactly, underflow_problem
+
+    if not isinstance(headroom, str) and outside_exactly(headroom, 0, MAX_HEADROOM) is not None:
+        # Decimal('0.95000000000000000001'), whose float is 0.95: judged and shown as given (h27b M2)
+        raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {exact_text(headroom, MAX_HEADROOM)}",
+                          entry="headroom", hint="It is the share of the GPU's CUDA total kept free, e.g. 0.05.")
     headroom = plain_number(headroom)  # numpy.float32(0.1), Decimal('0.1'), Fraction(1, 10)
-    from planner.core.units import UNDERFLOW_HINT, underflow_problem
 
     underflow = underflow_problem(headroom)  # Decimal('1e-400') reads as 0.0, which was never given (h17b #3)
     if underflow is not None:
@@ -471,7 +514,7 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
     if workload is None:
         return {}, None, "workload"
     if isinstance(workload, Mapping):
-        workload = plain_texts(workload)  # a str subclass as the text it holds: what is checked is what is written
+        workload = plain_texts(workload, entry="workload")  # a str subclass as its text: what is checked is what is given
         return workload, None, str(workload.get("model", "workload"))
     workload = plain_text(workload)
     if isinstance(workload, str) and ("\n" in workload or "\r" in workload):  # YAML text, not a path

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +53,11 @@ def report_formats(value: str | Iterable[str], *, api: bool = False) -> tuple[st
         listed = ",".join(dict.fromkeys(names))
         return f"format={listed!r}" if api else f"--format {listed}"
 
+    if isinstance(value, AbstractSet):  # {'md', 'csv'}: no order to write them in, as a list's (h27b M3)
+        texts = sorted(v for v in value if isinstance(v, str) and v in PLAN_FORMATS)
+        raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not a {type(value).__name__} "
+                         "(a set has no order; planner reads lists)", entry=entry,
+                         hint=f"Write {write(texts or DEFAULT_FORMATS[:2])}.")
     if not isinstance(value, str) and (not isinstance(value, Iterable) or isinstance(value, (bytes, Mapping))):
         raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not {type(value).__name__}",
                          entry="format", hint=f"Report formats: {', '.join(PLAN_FORMATS)}.")
@@ -133,15 +138,16 @@ def top_of(top: Any, most: int = MAX_TOP, least: int = 0) -> int:
     Raises:
         OptionError: not a whole number, or out of range.
     """
-    from planner.core.fields import plain_number
+    from planner.core.fields import plain_number, shown_number
+    from planner.core.units import NotWhole
     from planner.workload.inputs import OptionError
 
     check_plain_values(top, "top")
     top = plain_number(top)  # numpy.int64(3), Decimal('3'): 3
-    if isinstance(top, float) and top.is_integer():
+    if isinstance(top, float) and top.is_integer() and not isinstance(top, NotWhole):  # Fraction(1, 10**400): no 0
         top = int(top)
     if isinstance(top, bool) or not isinstance(top, int) or not least <= top <= most:
-        raise OptionError(f"must be a whole number from {least} to {most}, not {top!r}", entry="top")
+        raise OptionError(f"must be a whole number from {least} to {most}, not {shown_number(top)}", entry="top")
     return top
 
 
@@ -159,7 +165,7 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
 
     if isinstance(scenario, Mapping):
         check_plain_values(scenario, "scenario")
-        scenario = plain_texts(scenario)  # a str subclass as the text it holds: what is checked is what is written
+        scenario = plain_texts(scenario, entry="scenario")  # a str subclass as its text: what is checked is what is given
         sc = scenario_from_mapping(scenario, catalog)
         if sc.costs is not None:  # its keys checked before the copy for the reports is made (a tuple key)
             from planner.cost.tco import read_costs
@@ -222,7 +228,18 @@ def _mapping_text(data: Mapping[str, Any]) -> str:
     import yaml
 
     _refuse_odd_keys(data, "scenario")
-    return yaml.safe_dump(json.loads(json_text(data, default=str)), sort_keys=False, allow_unicode=True)
+    return yaml.safe_dump(json.loads(json_text(data, default=_value_text)), sort_keys=False, allow_unicode=True)
+
+
+def _value_text(value: Any) -> str:
+    """str() of a value JSON has no type for (a Decimal, a Fraction), or, where str() refuses (a Fraction of
+    more than 4,300 digits: Python's limit for an int's text), the number as messages show it."""
+    try:
+        return str(value)
+    except ValueError:
+        from planner.core.fields import plain_number, shown_number
+
+        return shown_number(plain_number(value))
 
 
 def _refuse_odd_keys(value: Any, entry: str) -> None:

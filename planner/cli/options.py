@@ -196,6 +196,11 @@ class _AsciiDigits:
         if whole:
             value = whole_decimal(value, param, ctx)
         refuse_other_spelling(value, param, ctx, whole=whole)
+        if isinstance(self, click.FloatRange) and isinstance(value, str):
+            from planner.core.units import outside_exactly
+
+            if outside_exactly(value, self.min, self.max) is not None:  # '0.95000000000000000001': its float is 0.95
+                raise_out_of_range(self, value, param, ctx)
         try:
             return super().convert(value, param, ctx)  # type: ignore[misc]
         except click.BadParameter:
@@ -250,10 +255,18 @@ def raise_out_of_range(kind: Any, value: Any, param: click.Parameter | None, ctx
         number = int(value) if whole else float(value)
     except (TypeError, ValueError, OverflowError):
         return
+    from decimal import Decimal
+
+    from planner.core.units import exact_text, outside_exactly, written_decimal
+
     opt = param_name(param)
     lo, hi = kind.min, kind.max
     shown = f"{number:g}" if isinstance(number, float) else str(number)
-    if lo is not None and number < lo:
+    side = outside_exactly(value, lo, hi) if isinstance(value, str) and not whole else None
+    exact = written_decimal(value) if isinstance(value, str) else None
+    if exact is not None and Decimal(shown) != exact:  # '0.9500000000000001' is not 0.95: shown as written (M2)
+        shown = exact_text(value)
+    if side == "below" or side is None and lo is not None and number < lo:
         problem = f"must be at least {lo:g}, not {shown}"
     else:
         problem = f"must be at most {hi:g}, not {shown}" if hi is not None else f"is out of range, not {shown}"

@@ -12,8 +12,8 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import close_matches, did_you_mean
-from planner.core.units import (NotWhole, exact_float, number_text, separator_problem, underflow_problem,
-                                wide_float_text)
+from planner.core.units import (BeyondFloat, NotWhole, beyond_float, exact_float, number_text, separator_problem,
+                                underflow_problem, wide_float_text)
 
 
 
@@ -82,6 +82,8 @@ def shown_number(value: Any) -> str:
     cut the same way, anything else as repr()."""
     if isinstance(value, int) and not isinstance(value, bool):
         return _digits(value)
+    if isinstance(value, NotWhole):  # Fraction(1, 10**400), read as 0.0: the number given, not its float
+        return value.text
     if isinstance(value, str) and len(value) > 40:  # '9999...999M' (5,004 characters), cut as _digits cuts (h18b #5)
         return f"'{value[:12]}...{value[-4:]}' ({len(value):,} characters)"
     return repr(value)
@@ -572,7 +574,7 @@ def plain_number(value: Any) -> Any:
     ``numpy.longdouble('512.0000000000000001')`` is no whole number, though its float is 512.0.
     """
     if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
-            or type(value).__name__ in ("bool_", "bool") or isinstance(value, NotWhole):
+            or type(value).__name__ in ("bool_", "bool") or isinstance(value, (NotWhole, BeyondFloat)):
         return value  # the common case, before the imports below (every key of every entry comes here)
     if isinstance(value, str):  # a str subclass: the text it holds, not what its own __str__ or __format__ give
         return str.__str__(value)
@@ -586,14 +588,43 @@ def plain_number(value: Any) -> Any:
     if isinstance(value, Decimal):
         if value.is_nan():  # Decimal('sNaN') raises in float(): a NaN, refused by the field as not finite
             return float("nan")
+        beyond = beyond_float(value)  # judged by its exponent: 1E+999999999 is never expanded (h27b N3)
+        if beyond is not None and (value.adjusted() >= _MAX_DIGITS or value != value.to_integral_value()):
+            return beyond
         if value.is_finite() and value == value.to_integral_value():
-            return int(value)
-        return exact_float(float(value), value, str(value))  # 4096.0000000000000000001: no whole number
+            return int(value)  # at most _MAX_DIGITS digits: shown as 1000...000 (401 digits)
+        return exact_float(float(value), value, _clip_number(str(value)))  # 4096.0000000000000000001: not whole
     if isinstance(value, numbers.Rational):
-        return int(value.numerator) if value.denominator == 1 else exact_float(float(value), value, str(value))
+        if value.denominator == 1:
+            return int(value.numerator)
+        from fractions import Fraction
+
+        n, d = int(value.numerator), int(value.denominator)
+        exact = value if type(value) is Fraction else Fraction(n, d)
+        beyond = beyond_float(exact)  # float() would overflow (h27b N2)
+        return beyond if beyond is not None else exact_float(n / d, exact, _fraction_text(n, d))
     if isinstance(value, numbers.Real):
         wide = wide_float_text(value)  # numpy.longdouble('512.0000000000000001'): judged as given, as a Decimal
         if wide is not None:
-            return exact_float(float(value), Decimal(wide), wide)
+            return beyond_float(None, wide) or exact_float(float(value), Decimal(wide), wide)
         return float(value)
     return value
+
+
+def _fraction_text(n: int, d: int) -> str:
+    """A fraction as a message shows it: '1/3', '1/1000...000 (401 digits)'; a part past Python's 4,300-digit limit
+    for an int's text by its size ('1 over a number of about 5001 digits'), never a ValueError."""
+    parts = [_digits(x) if abs(x).bit_length() < 14_000 else  # below 4,300 digits: log2(10) = 3.32 bits a digit
+             f"a number of about {int(abs(x).bit_length() * 0.30103) + 1} digits" for x in (n, d)]
+    return "/".join(parts) if not any(p.startswith("a number") for p in parts) else " over ".join(parts)
+
+
+def _clip_number(text: str) -> str:
+    """A number's text as a message shows it: as it is up to 40 characters, else its first 12 and last 4 with its
+    length ('0.0000000000...0001 (403 characters)'), as :func:`shown_number` cuts a long text."""
+    return text if len(text) <= 40 else f"{text[:12]}...{text[-4:]} ({len(text):,} characters)"
+
+
+#: The most digits of a whole Decimal that :func:`plain_number` makes an int of (Python's own limit for an int's
+#: text, sys.get_int_max_str_digits' default); a larger one is a :class:`BeyondFloat`, never expanded.
+_MAX_DIGITS = 4300

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set as AbstractSet
 from typing import Any
 
 from planner.core.errors import InputError, ScenarioError
@@ -21,8 +21,8 @@ from planner.core.names import (MAX_ECHO_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS, 
                                 text_glyph_problem, unsafe_problem)
 from planner.core.list_hints import flow_list as _flow_list, key_hint
 from planner.core.written import as_written, other_spelling_hint
-from planner.core.units import (UNDERFLOW_HINT, NotWhole, UnitError, dotted_thousands, parse_rate, parse_size,
-                                 underflow_problem)
+from planner.core.units import (UNDERFLOW_HINT, BeyondFloat, NotWhole, UnitError, dotted_thousands, exact_given,
+                                exact_text, outside_exactly, parse_rate, parse_size, underflow_problem)
 from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT_MAX, _ISO_DATE, _POWER, _PREFIX,
                                      _bool_note, _choice_note, _num, _date_hint, _digits, _int_hint,
                                      _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _outside_range_hint,
@@ -337,6 +337,11 @@ class Entry:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, Sequence) or isinstance(value, bytes):
+            if isinstance(value, AbstractSet):  # {'rtx-4090', 'l40s'} from the API: no name to judge (h27b M3)
+                texts = sorted(clip_text(v) for v in value if isinstance(v, str))[:4]
+                example = repr(texts) if texts and len(texts) == len(value) else "['name', 'other-name']"
+                raise self.error(f"must be a name (text) or a list of names, not a {type(value).__name__} (a set has "
+                                 "no order; planner reads lists)", key, f"Give a list, e.g. {example}.")
             if isinstance(value, Mapping):
                 raise self.error(f"must be a list of names, not {_kind(value)}", key,
                                  f"Write the names in brackets, e.g. {key}: [a, b], or one per line after '- '.")
@@ -394,6 +399,7 @@ class Entry:
         underflow = underflow_problem(value)  # '1.0e-400' reads as 0.0 (h17b #3)
         if underflow is not None:
             raise self.error(underflow, key, UNDERFLOW_HINT)
+        _refuse_beyond(self, key, value, min, max)
         dotted = dotted_thousands(self.written(key), lambda n: f"{key}: {n}", whole=True, only="whole") \
             if isinstance(value, float) else None
         if dotted is not None:  # 'seq_len: 8.000': 8, or 8000 with a dot separating thousands (h17b #4)
@@ -435,6 +441,7 @@ class Entry:
             raise self.error(dotted[0], key, dotted[1])
         if isinstance(value, int) and abs(value) > _FLOAT_MAX:  # a whole number no float can hold
             raise self.error(f"{_digits(value)} is more than any real value of this field", key)
+        _refuse_beyond(self, key, value, None if min_exclusive else min, max)
         written = self.written(key) if isinstance(value, float) and math.isinf(value) else None
         if written and "inf" not in written.lower():  # a long decimal YAML read as inf, never written so (h18b #5)
             digits = sum(c.isdigit() for c in written)
@@ -558,7 +565,37 @@ class Entry:
 EARLIEST_DATE = _dt.date(2000, 1, 1)
 
 
+def _refuse_beyond(entry: Entry, key: str, value: Any, lo: float | None, hi: float | None) -> None:
+    """Refuse a number beyond the largest float (planner.core.units.BeyondFloat: a Decimal('1E+999999999') or a
+    Fraction(10**400, 3) from the API, judged before it is expanded; h27b N2, N3): by the field's range where it
+    has one on that side, else as no real value of the field. Nothing for any other value.
+
+    Raises:
+        InputError: (``entry.error``) naming ``key`` and the range, with the number as given.
+    """
+    if not isinstance(value, BeyondFloat):
+        return
+    _check_range(entry, key, value, lo, hi)
+    side = "less" if value < 0 else "more"
+    raise entry.error(f"{value.text} is {side} than any real value of this field", key,
+                      "Give the real value; a float holds at most about 1.8e+308.")
+
+
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
+    """Refuse ``value`` (``key``'s number) outside ``lo`` to ``hi``, judged as given where that is exact (a Decimal,
+    a Fraction or a file's text: 0.95000000000000000001 is above 0.95, though its float is 0.95; h27b M2) and shown
+    so, else by its float (a 300-digit whole number shortened).
+
+    Raises:
+        InputError: (``entry.error``) 'must be at least/at most {bound}, not {value}', naming ``key``.
+    """
+    given = entry.data.get(key) if isinstance(value, float) and not isinstance(value, BeyondFloat) else None
+    source = given if exact_given(given) is not None else entry.written(key) if given is not None else None
+    side = outside_exactly(source, lo, hi)
+    if side is not None:
+        bound = lo if side == "below" else hi
+        raise entry.error(f"must be at {'least' if side == 'below' else 'most'} {_num(bound)}, not "
+                          f"{exact_text(source, bound)}", key)
     shown = _digits(value) if isinstance(value, int) else as_written(entry, key, value)  # a 300-digit number shortened
     if lo is not None and value < lo:
         raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)

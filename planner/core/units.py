@@ -446,6 +446,57 @@ class NotWhole(float):
         return made
 
 
+class BeyondFloat(float):
+    """A number beyond the largest float (about 1.8e+308) given as a ``decimal.Decimal``, a ``fractions.Fraction``
+    or a float wider than a float64 (``numpy.longdouble('1.5e400')``): its value is the infinity of its sign, so
+    every range refuses it, and ``repr()``/``str()`` give ``text``, the number as a message shows it
+    ('1E+999999999', '1.5e+400', 'a number of about 400 digits'), never 'inf', which it is not. Made by
+    :func:`beyond_float` from the number's exponent or bit lengths, before any integer of its digits is built
+    (``Decimal('1E+999999999')`` expanded to an int takes hours, h27b N3)."""
+
+    text: str
+
+    def __new__(cls, negative: bool, text: str) -> "BeyondFloat":
+        made = super().__new__(cls, -math.inf if negative else math.inf)
+        made.text = text
+        return made
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
+#: The largest float (sys.float_info.max, IEEE 754 binary64: (2 - 2**-52) * 2**1023), exactly.
+_FLOAT_MAX_INT = 2**1024 - 2**971
+
+
+def beyond_float(value: object, text: str | None = None) -> BeyondFloat | None:
+    """A :class:`BeyondFloat` for a ``decimal.Decimal`` or ``fractions.Fraction`` (``text``: a wide float's
+    digits, read as a Decimal) whose magnitude is more than the largest float, else None (a smaller, NaN or
+    infinite one; any other value). Judged from the Decimal's ``adjusted()`` exponent and the Fraction's bit
+    lengths first, exactly only near the limit, so a value of a few characters never costs a billion-digit
+    integer. Shown as given when that is short ('1E+999999999'), else by its count of digits."""
+    if text is not None:
+        value = written_decimal(text)
+    if isinstance(value, Decimal):
+        if not value.is_finite() or value.is_zero() or value.adjusted() < 308:
+            return None
+        if value.adjusted() < 310 and abs(value) <= _FLOAT_MAX_INT:
+            return None
+        shown = text or str(value)
+        if len(shown) > 20:
+            shown = f"a number of about {value.adjusted() + 1} digits"
+        return BeyondFloat(value.is_signed(), shown)
+    if isinstance(value, Fraction):
+        n, d = abs(value.numerator), value.denominator
+        bits = n.bit_length() - d.bit_length()  # the value lies between 2**(bits - 1) and 2**(bits + 1)
+        if bits < 1023 or (bits < 1026 and n <= _FLOAT_MAX_INT * d):
+            return None
+        return BeyondFloat(value < 0, f"a number of about {int(bits * 0.30103) + 1} digits")  # log10(2) per bit
+    return None
+
+
 #: The smallest positive float, as messages give it: 2**-1074, about 4.9e-324 (IEEE 754 binary64's least subnormal).
 SMALLEST_FLOAT_TEXT = "about 4.9e-324"
 
@@ -582,3 +633,60 @@ def exact_float(value: float, exact: object, text: str) -> float:
     except (ValueError, OverflowError, TypeError):
         return value
     return value if whole else NotWhole(value, text)
+
+
+def exact_given(value: object) -> Fraction | None:
+    """The exact value of a number given with more digits than its float may hold: a ``decimal.Decimal``, a
+    ``fractions.Fraction`` (any ``numbers.Rational`` but an int), a numpy float wider than a float64 whose float64
+    does not hold it (:func:`wide_float_text`) or a number's text (:func:`written_decimal`: '0.95000000000000000001',
+    as a file or the command line writes it); None for any other value (an int, a float, NaN, an infinity), whose
+    float is judged. The range checks judge this value, not the float it rounds to (h27b M2)."""
+    import numbers
+
+    if isinstance(value, str):
+        value = written_decimal(value)
+    elif type(value).__module__ == "numpy":
+        value = written_decimal(wide_float_text(value))
+    if isinstance(value, Decimal):  # 1E+999999999 (beyond a float) or 1E-999999999 (below one): never a Fraction
+        return Fraction(value) if value.is_finite() and abs(value.adjusted()) <= 400 else None
+    if isinstance(value, numbers.Rational) and not isinstance(value, int):
+        exact = Fraction(int(value.numerator), int(value.denominator))
+        return None if beyond_float(exact) is not None else exact  # refused as beyond a float, by its size
+    return None
+
+
+def outside_exactly(value: object, lo: float | None, hi: float | None) -> str | None:
+    """'below' or 'above' for a number given exactly (:func:`exact_given`) that lies outside ``lo`` to ``hi``, each
+    bound read as the decimal it is written as (0.95, never the float 0.94999999999999995559); None for one inside
+    or one not given exactly. Judged before its float: 0.95000000000000000001 is above 0.95 though its float is
+    0.95 (h27b M2). A value beyond a float's range is refused elsewhere (:func:`beyond_float`) and never built."""
+    exact = exact_given(value)
+    if exact is None:
+        return None
+    if lo is not None and exact < Fraction(Decimal(repr(float(lo)))):
+        return "below"
+    if hi is not None and exact > Fraction(Decimal(repr(float(hi)))):
+        return "above"
+    return None
+
+
+def exact_text(value: object, limit: float | None = None) -> str:
+    """A number given exactly (:func:`exact_given`) as a message shows it: a Decimal or a text as given (at most
+    40 characters, else cut: '0.0000000000...0001 (403 characters)'); a Fraction as a decimal of 17 significant
+    digits, or 40 where 17 would read as ``limit`` (Fraction(95 * 10**28 + 1, 10**30) is
+    0.950000000000000000000000000001, never '0.95', the limit it is refused by)."""
+    if isinstance(value, (str, Decimal)) or type(value).__module__ == "numpy":
+        text = value.strip() if isinstance(value, str) else wide_float_text(value) or str(value)
+        return text if len(text) <= 40 else f"{text[:12]}...{text[-4:]} ({len(text):,} characters)"
+    exact = exact_given(value)
+    if exact is None:
+        return repr(value)
+    from decimal import Context
+
+    text = ""
+    for digits in (17, 40):
+        context = Context(prec=digits)  # a context of its own: the thread's decimal context is never changed
+        text = f"{context.divide(Decimal(exact.numerator), Decimal(exact.denominator)).normalize(context):f}"
+        if limit is None or Decimal(text) != Decimal(repr(float(limit))):
+            break
+    return text if len(text) <= 44 else f"{text[:12]}...{text[-4:]} ({len(text):,} characters)"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from planner.catalog.loader import load_catalog
-from planner.solve import candidates
+from planner.solve import candidates, targets
 from planner.solve.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,13 +25,13 @@ def catalog():
 
 def _counting(monkeypatch, name: str) -> list:
     calls: list = []
-    real = getattr(candidates, name)
+    real = getattr(targets, name)
 
     def counted(*args, **kwargs):
         calls.append(args[:2])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(candidates, name, counted)
+    monkeypatch.setattr(targets, name, counted)
     return calls
 
 
@@ -70,11 +70,11 @@ def test_a_memo_entry_is_never_taken_for_another_usage_of_the_same_identity():
     # entry's usage is not the one asked about, and starts a new memo
     timing: dict = {}
     u1 = object()
-    m1 = candidates._timing_memo(timing, u1, 10.0, None, (None, 0.0))
+    m1 = targets.timing_memo(timing, u1, 10.0, None, (None, 0.0))
     m1["x"] = 1
-    assert candidates._timing_memo(timing, u1, 10.0, None, (None, 0.0)) is m1
-    assert candidates._timing_memo(timing, u1, 20.0, None, (None, 0.0)) is not m1  # another deadline
+    assert targets.timing_memo(timing, u1, 10.0, None, (None, 0.0)) is m1
+    assert targets.timing_memo(timing, u1, 20.0, None, (None, 0.0)) is not m1  # another deadline
     key = next(iter(timing))
     timing[key] = (object(), {"x": 2})  # as if u1 had gone and its id had been reused
-    assert candidates._timing_memo(timing, u1, 10.0, None, (None, 0.0)) == {}
-    assert candidates._timing_memo(None, u1, 10.0, None, (None, 0.0)) == {}
+    assert targets.timing_memo(timing, u1, 10.0, None, (None, 0.0)) == {}
+    assert targets.timing_memo(None, u1, 10.0, None, (None, 0.0)) == {}

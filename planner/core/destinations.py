@@ -19,6 +19,7 @@ from pathlib import Path
 from planner.core.atomic import loop_line, not_a_folder, own_file_sha256, refuse_read_only
 from planner.core.denied import denied_problem
 from planner.core.errors import DestinationError, OutputError
+from planner.core.infile import what_it_is  # noqa: F401  (re-exported: it was defined here)
 from planner.core.manifest import MANIFEST, fs_encoding, read_manifest
 from planner.core.protected import refuse_protected
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
@@ -33,16 +34,6 @@ _SHARED_HINT = ("Give a folder only you can write (chmod go-w), set its sticky b
                 "else can rename your files in it, or give another --out.")
 
 
-
-def what_it_is(mode: int) -> str:
-    """What a non-regular file found with os.lstat is, in words ('a socket'), for a refusal that names it
-    (stat(2) file types: S_ISLNK, S_ISDIR, S_ISFIFO, S_ISSOCK, S_ISCHR, S_ISBLK)."""
-    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
-                        (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
-                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return words
-    return "not a regular file"
 
 def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set_name: str = "reports",
                        writes: Iterable[str] | None = None, inputs: Iterable[str | Path] = ()) -> None:

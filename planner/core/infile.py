@@ -108,6 +108,17 @@ class InputFile:
         return text
 
 
+def what_it_is(mode: int) -> str:
+    """What a non-regular file found with os.lstat is, in words ('a socket'), for a refusal that names it
+    (stat(2) file types: S_ISLNK, S_ISDIR, S_ISFIFO, S_ISSOCK, S_ISCHR, S_ISBLK)."""
+    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+                        (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
 def _kind(mode: int) -> str | None:
     """What a non-regular file is, in words; None for a regular file."""
     if stat.S_ISREG(mode):

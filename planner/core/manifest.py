@@ -52,7 +52,7 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
         raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     doc: object = None
     if not stat.S_ISREG(st.st_mode):  # a folder, a socket, a link: named as what it is (h26a m2)
-        from planner.core.destinations import what_it_is  # here: destinations imports this module
+        from planner.core.infile import what_it_is
 
         what = what_it_is(st.st_mode)
         raise DestinationError(f"{path}: is not a regular file ({what}), so not a report manifest planner wrote, and "

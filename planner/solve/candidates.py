@@ -129,7 +129,7 @@ from planner.solve.serving import served_better
 from planner.solve.rows import _hw_row, _target_columns, rows_decode_tokens_per_s, _fp8_compute, _gib, _never_reason, _slowest, _summary_tail, row_decode_tokens_per_s
 from planner.solve.scenario import Scenario
 from planner.workload.checks import flash_attention_2_gap
-from planner.solve.targets import pinned_rates, run_hours, slo_figures
+from planner.solve.targets import deadline_rows, pinned_rates, run_hours, slo_figures, slo_rows, timing_memo
 from planner.solve.usages import (
     FLASH_FEATURE,
     LLAMACPP_FEATURE,
@@ -356,54 +356,6 @@ def _usage_signature(us: Sequence[Usage]) -> tuple:
                   for u in us))
 
 
-def _timing_memo(timing: dict | None, u: Usage, deadline: Any, slo: Any, pins: Any) -> dict[tuple, Any]:
-    """The memo of usage ``u``'s deadline or SLO figures in ``timing`` (a new one when None or not
-    yet there). Keyed by the usage's identity and the workload's targets: the figures depend on
-    those, the GPU and its links alone, never on the constraints a check applies (RAM rule, speed
-    floor, budget). The entry holds the usage itself, so an identity is never reused."""
-    if timing is None:
-        return {}
-    key = (id(u), deadline, slo, pins)
-    held = timing.get(key)
-    if held is None or held[0] is not u:
-        held = timing[key] = (u, {})
-    return held[1]
-
-
-def _slo_rows(u: Usage, slo: Any, hw: Hardware, rows: Any, memo: dict[tuple, Any]) -> list[Any]:
-    """The SLO figures of usage ``u`` on each hardware row of ``rows`` (an int array;
-    planner.solve.targets.slo_figures), memoised in ``memo`` by GPU (and, for llama.cpp layers in
-    host RAM, the host link and RAM): one call per distinct key, whatever the rows."""
-    a = hw.arrays
-    gis = a["gpu_i"][rows].tolist()
-    if u.decode is not None and u.decode.host_blocks > 0:
-        keys = zip(gis, a["per_lane"][rows].tolist(), a["host_bw"][rows].tolist())
-    else:
-        keys = ((g, 0.0, None) for g in gis)
-    out = []
-    for key in keys:
-        f = memo.get(key)
-        if f is None:
-            f = memo[key] = slo_figures(u, slo, hw.gpus[key[0]], per_lane=key[1], host_bandwidth=key[2] or None)
-        out.append(f)
-    return out
-
-
-def _deadline_rows(u: Usage, hw: Hardware, rows: Any, pins: Any, memo: dict[tuple, Any]) -> Any:
-    """Hours of one run of training usage ``u`` on each hardware row of ``rows`` (a float array;
-    planner.solve.targets.run_hours), memoised in ``memo`` by GPU and PCIe per-lane rate."""
-    import numpy as np
-
-    a = hw.arrays
-    out = []
-    for key in zip(a["gpu_i"][rows].tolist(), a["per_lane"][rows].tolist()):
-        h = memo.get(key)
-        if h is None:
-            h = memo[key] = run_hours(u, hw.gpus[key[0]], key[1], pins)
-        out.append(h)
-    return np.array(out, dtype=float)
-
-
 def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]],
           timing: dict | None = None) -> _Checked:
     """Check every workload's usages against every hardware row (numpy, no DataFrame).
@@ -484,13 +436,13 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]],
                 prec = a[u.needs[0]][idx]
                 for feat in u.needs[1:]:
                     prec = prec & a[feat][idx]
-            memo = _timing_memo(timing, u, deadline, slo, pins)
+            memo = timing_memo(timing, u, deadline, slo, pins)
             if slo is not None:
                 # a workload with an slo: decodes, per user, at 1 / the TPOT its SLO is checked with (the
                 # decode step stretched by the other users' prefills): one rate for the floor and the SLO
                 sel = np.nonzero(ram_ok & prec)[0]
                 tps_i[sel] = [1.0 / f.tpot_s if f.tpot_s > 0 else math.inf
-                              for f in _slo_rows(u, slo, hw, idx[sel], memo)]
+                              for f in slo_rows(u, slo, hw, idx[sel], memo)]
             speed_ok = np.ones(idx.size, dtype=bool) if (min_tps is None or u.decode is None) else tps_i >= min_tps
             # the deadline or the service level (planner.solve.targets), timed where everything else holds
             time_ok = np.ones(idx.size, dtype=bool)
@@ -500,7 +452,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]],
             if deadline is not None or slo is not None:
                 timed = np.nonzero(ram_ok & speed_ok & prec)[0]
                 if deadline is not None:
-                    h = _deadline_rows(u, hw, idx[timed], pins, memo)
+                    h = deadline_rows(u, hw, idx[timed], pins, memo)
                     hours_i[timed] = h
                     ok = ~np.isnan(h) & (h <= deadline * (1 + 1e-9))
                     time_ok[timed] = ok
@@ -508,7 +460,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]],
                     over = np.nan_to_num(np.minimum((h - deadline) * 1000, 2**62), nan=2**62)
                     late[timed] = np.where(ok, 0, over.astype(np.int64))
                 else:
-                    figs = _slo_rows(u, slo, hw, idx[timed], memo)
+                    figs = slo_rows(u, slo, hw, idx[timed], memo)
                     ttft_i[timed] = [f.ttft_s for f in figs]
                     tpot_i[timed] = [f.tpot_s for f in figs]
                     rs_i[timed] = [f.request_s for f in figs]

@@ -212,3 +212,53 @@ def loaded(sp: Any, in_flight: int, output_tokens: int,
 
 
 __all__ = ["MAX_LITTLE_ROUNDS", "SloFigures", "figures_text", "loaded", "pinned_rates", "run_hours", "slo_figures"]
+
+
+# ----- the figures of many hardware rows (planner.solve.candidates.check) ------------------------
+
+def timing_memo(timing: dict | None, u: Any, deadline: Any, slo: Any, pins: Any) -> dict[tuple, Any]:
+    """The memo of usage ``u``'s deadline or SLO figures in ``timing`` (a new one when None or not
+    yet there). Keyed by the usage's identity and the workload's targets: the figures depend on
+    those, the GPU and its links alone, never on the constraints a check applies (RAM rule, speed
+    floor, budget). The entry holds the usage itself, so an identity is never reused."""
+    if timing is None:
+        return {}
+    key = (id(u), deadline, slo, pins)
+    held = timing.get(key)
+    if held is None or held[0] is not u:
+        held = timing[key] = (u, {})
+    return held[1]
+
+
+def slo_rows(u: Any, slo: Any, hw: Any, rows: Any, memo: dict[tuple, Any]) -> list[Any]:
+    """The SLO figures of usage ``u`` on each hardware row of ``rows`` (an int array;
+    planner.solve.targets.slo_figures), memoised in ``memo`` by GPU (and, for llama.cpp layers in
+    host RAM, the host link and RAM): one call per distinct key, whatever the rows."""
+    a = hw.arrays
+    gis = a["gpu_i"][rows].tolist()
+    if u.decode is not None and u.decode.host_blocks > 0:
+        keys = zip(gis, a["per_lane"][rows].tolist(), a["host_bw"][rows].tolist())
+    else:
+        keys = ((g, 0.0, None) for g in gis)
+    out = []
+    for key in keys:
+        f = memo.get(key)
+        if f is None:
+            f = memo[key] = slo_figures(u, slo, hw.gpus[key[0]], per_lane=key[1], host_bandwidth=key[2] or None)
+        out.append(f)
+    return out
+
+
+def deadline_rows(u: Any, hw: Any, rows: Any, pins: Any, memo: dict[tuple, Any]) -> Any:
+    """Hours of one run of training usage ``u`` on each hardware row of ``rows`` (a float array;
+    planner.solve.targets.run_hours), memoised in ``memo`` by GPU and PCIe per-lane rate."""
+    import numpy as np
+
+    a = hw.arrays
+    out = []
+    for key in zip(a["gpu_i"][rows].tolist(), a["per_lane"][rows].tolist()):
+        h = memo.get(key)
+        if h is None:
+            h = memo[key] = run_hours(u, hw.gpus[key[0]], key[1], pins)
+        out.append(h)
+    return np.array(out, dtype=float)

@@ -612,8 +612,11 @@ def plain_number(value: Any) -> Any:
 
 
 def _fraction_text(n: int, d: int) -> str:
-    """A fraction as a message shows it: '1/3', '1/1000...000 (401 digits)'; a part past Python's 4,300-digit limit
+    """A fraction as a message shows it: '1/3', '819200000000000000000001/200000000000000000000' whole (parts of up
+    to 39 digits), '1/1000...000 (401 digits)'; a part past Python's 4,300-digit limit
     for an int's text by its size ('1 over a number of about 5001 digits'), never a ValueError."""
+    if max(abs(n).bit_length(), abs(d).bit_length()) <= 132:  # up to 39 digits each (2**132 < 10**40): whole
+        return f"{n}/{d}"
     parts = [_digits(x) if abs(x).bit_length() < 14_000 else  # below 4,300 digits: log2(10) = 3.32 bits a digit
              f"a number of about {int(abs(x).bit_length() * 0.30103) + 1} digits" for x in (n, d)]
     return "/".join(parts) if not any(p.startswith("a number") for p in parts) else " over ".join(parts)

@@ -1,0 +1,92 @@
+"""Issue 28, hostile pass 28: a leftover staging folder this run goes through.
+
+Covers h28a N1 (a run from inside a killed run's ``.planner-staging-*`` folder with ``--out ..`` / ``out='..'``, or
+with an ``--out`` written through that folder: the folder is the current folder, holds it, or lies on the output
+folder's path as given, so it is left with a note saying why, and the run writes its set; before, planner removed
+it and then failed with a false "No such file or directory").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from planner.core.manifest import MANIFEST
+
+_DEAD = ".planner-staging-abcd1234"
+#: The note's words after why the folder is left (planner.core.inuse._LEFT), written out here.
+_LEFT = ("so planner removed nothing there, though a stopped planner run may have left it; check it and remove it "
+         "yourself from another folder.")
+
+
+def _dead_staging(out: Path) -> Path:
+    """A staging folder as a run killed after staging one report leaves it: mode 0700, its mark lists 'x.md'."""
+    folder = out / _DEAD
+    folder.mkdir(parents=True, mode=0o700)
+    os.chmod(folder, 0o700)
+    (folder / ".planner-staging").write_text("planner staging folder 1\n" + json.dumps("x.md") + "\n", encoding="utf-8")
+    (folder / "x.md").write_text("staged\n", encoding="utf-8")
+    return folder
+
+
+def _write_set(out: Path | str, shown: Path | str | None = None) -> list[str]:
+    """One report set 'plan x' (x.md) written into ``out``; returns the run's notes."""
+    from planner.core.reportset import ReportSet
+
+    with ReportSet(Path(out), set_name="plan x", shown=shown) as rs:
+        rs.path("x.md").write_text("new\n", encoding="utf-8")
+        rs.commit()
+        return list(rs.notes)
+
+
+def test_the_dead_staging_folder_that_is_the_current_folder_is_left_and_the_set_written(tmp_path, monkeypatch):
+    out = tmp_path / "k2"
+    folder = _dead_staging(out)
+    monkeypatch.chdir(folder)
+    notes = _write_set("..")
+    assert folder.is_dir() and (folder / "x.md").read_text(encoding="utf-8") == "staged\n"  # nothing removed there
+    assert (out / "x.md").read_text(encoding="utf-8") == "new\n" and (out / MANIFEST).is_file()
+    assert notes == [f"Left ../{_DEAD}: it is the current folder, " + _LEFT]
+    # from another folder, the next run removes it as a stopped run's leftover, as before
+    monkeypatch.chdir(tmp_path)
+    notes = _write_set("k2")
+    assert not folder.exists() and notes[0].startswith(f"Removed k2/{_DEAD}, which a stopped planner run left")
+
+
+def test_a_dead_staging_folder_holding_the_current_folder_is_left(tmp_path, monkeypatch):
+    out = tmp_path / "k2"
+    folder = _dead_staging(out)
+    (folder / "sub").mkdir()
+    monkeypatch.chdir(folder / "sub")
+    notes = _write_set(out)  # an absolute --out: nothing of the path goes through the folder, the current folder does
+    assert folder.is_dir() and (out / "x.md").read_text(encoding="utf-8") == "new\n"
+    assert notes == [f"Left {folder}: it holds the current folder, " + _LEFT]
+
+
+def test_a_dead_staging_folder_on_the_out_path_as_given_is_left(tmp_path, monkeypatch):
+    out = tmp_path / "k2"
+    folder = _dead_staging(out)
+    monkeypatch.chdir(tmp_path)
+    given = Path("k2") / _DEAD / ".."
+    notes = _write_set(given)
+    assert folder.is_dir() and (out / "x.md").read_text(encoding="utf-8") == "new\n"
+    assert notes == [f"Left {given / _DEAD}: it is on the output folder's path as given, " + _LEFT]
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_the_cli_run_from_inside_the_leftover_with_out_dotdot_writes_the_set(tmp_path, monkeypatch):
+    from sky_helpers import run_cli
+
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "qlora-7b-12gb.yaml"
+    out = tmp_path / "k2"
+    folder = _dead_staging(out)
+    monkeypatch.chdir(folder)
+    rc, said = run_cli("plan", str(scenario), "--out", "..", "--format", "json")
+    said = said.replace("\n  ", " ")
+    assert rc == 0, said
+    assert folder.is_dir() and (out / "qlora-7b-12gb.json").is_file()
+    assert "Wrote ../qlora-7b-12gb.json" in said and "No such file" not in said
+    assert f"Left ../{_DEAD}: it is the current folder, so planner removed nothing there" in said

@@ -1,9 +1,11 @@
-"""Issue 28, hostile pass 28: a leftover staging folder this run goes through.
+"""Issue 28, hostile pass 28: a leftover staging folder this run goes through, URLs and Windows paths as --out.
 
 Covers h28a N1 (a run from inside a killed run's ``.planner-staging-*`` folder with ``--out ..`` / ``out='..'``, or
 with an ``--out`` written through that folder: the folder is the current folder, holds it, or lies on the output
 folder's path as given, so it is left with a note saying why, and the run writes its set; before, planner removed
-it and then failed with a false "No such file or directory").
+it and then failed with a false "No such file or directory"); m1 (any RFC 3986 ``scheme://`` as ``--out`` in plan,
+compare, import-skypilot and calibrate, and as the API's ``out=``, refused as ``file://`` is, with a local path as the
+hint; a Windows drive or network path, with the hint that planner takes a POSIX path).
 """
 
 from __future__ import annotations
@@ -90,3 +92,90 @@ def test_the_cli_run_from_inside_the_leftover_with_out_dotdot_writes_the_set(tmp
     assert folder.is_dir() and (out / "qlora-7b-12gb.json").is_file()
     assert "Wrote ../qlora-7b-12gb.json" in said and "No such file" not in said
     assert f"Left ../{_DEAD}: it is the current folder, so planner removed nothing there" in said
+
+
+# -- m1: any scheme:// URL, and a Windows path, as --out / out= --------------------------------------------------------
+
+_ROOT = Path(__file__).resolve().parents[1]
+_LOCAL_DIR = "Give --out a local folder's path, e.g. --out reports."
+
+
+@pytest.mark.parametrize("url, scheme, folder", [("http://x/y", "http", "http:"), ("s3://bucket/x", "s3", "s3:"),
+                                                 ("HTTPS://example.com/r", "HTTPS", "HTTPS:"),
+                                                 ("git+ssh://h/r", "git+ssh", "git+ssh:")])
+def test_a_url_of_any_scheme_is_refused_as_out_in_plan_and_the_api(tmp_path, monkeypatch, url, scheme, folder):
+    from click.testing import CliRunner
+
+    from planner import plan
+    from planner.cli.main import main
+    from planner.core.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", str(_ROOT / "scenarios" / "qlora-7b-12gb.yaml"), "--out", url,
+                                  "--format", "md"])
+    assert r.exit_code == 2, r.output
+    problem = (f"is a URL ({scheme}://), but planner writes only local files, and a path is taken as written: it "
+               f"would make a folder {folder!r} in the current folder")
+    assert r.stderr == f"Error: --out: {url!r} {problem}. {_LOCAL_DIR}\n"
+    with pytest.raises(InputError) as caught:
+        plan(_ROOT / "scenarios" / "qlora-7b-12gb.yaml", out=url, format="md")
+    assert str(caught.value).endswith(f"out={url!r} {problem}. Give out= a local folder's path, e.g. out='reports'.")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("argv", [["compare", "scenarios/compare-qlora-7b-12gb.yaml"],
+                                  ["catalog", "import-skypilot", "nothing.csv"]])
+def test_a_url_is_refused_as_out_in_compare_and_import_skypilot(tmp_path, monkeypatch, argv):
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.chdir(_ROOT)
+    out = str(tmp_path / "x")  # never made: the refusal comes first
+    r = CliRunner().invoke(main, [*argv, "--out", "ftp://h/c"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith("Error: --out: 'ftp://h/c' is a URL (ftp://), but planner writes only local files")
+    assert r.stderr.endswith(f" {_LOCAL_DIR}\n") and not os.path.lexists(out) and not os.path.lexists("ftp:")
+
+
+def test_a_url_is_refused_as_calibrates_out_with_a_files_hint(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["calibrate", "--out", "http://x/cal.yaml"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == ("Error: --out: 'http://x/cal.yaml' is a URL (http://), but planner writes only local files, "
+                        "and a path is taken as written: it would make a folder 'http:' in the current folder. Give "
+                        "--out a local file's path, e.g. --out ./calibration.yaml.\n")  # before the PyTorch check
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("path, what, folder", [("C:\\reports", "a Windows path", "C:\\reports"),
+                                                ("c:/reports", "a Windows path", "c:"),
+                                                ("\\\\srv\\share\\r", "a Windows network path", "\\\\srv\\share\\r")])
+def test_a_windows_path_as_out_gets_the_posix_hint(tmp_path, monkeypatch, path, what, folder):
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", str(_ROOT / "scenarios" / "qlora-7b-12gb.yaml"), "--out", path,
+                                  "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: --out: {path!r} looks like {what}, but planner takes a POSIX path here (folders "
+                        "joined by '/'; a '\\' is part of a name; under WSL, drive C: is /mnt/c): it would make a "
+                        f"folder {folder!r} in the current folder. {_LOCAL_DIR}\n")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("path, expected", [("http:x", None), ("reports/http://x", None), ("1http://x", None),
+                                            ("my-http+v2.0://x", "is a URL (my-http+v2.0://)"),
+                                            ("a://b", "looks like a Windows path")])
+def test_only_a_leading_rfc3986_scheme_or_a_drive_is_taken_for_a_url(path, expected):
+    from planner.core.outpath import url_problem
+
+    # a scheme is a letter, then letters, digits, '+', '-', '.' (RFC 3986 3.1); one letter and ':/' is a drive
+    got = url_problem(path)
+    assert got is None if expected is None else got[0].startswith(expected)

@@ -5,13 +5,16 @@ with an ``--out`` written through that folder: the folder is the current folder,
 folder's path as given, so it is left with a note saying why, and the run writes its set; before, planner removed
 it and then failed with a false "No such file or directory"); m1 (any RFC 3986 ``scheme://`` as ``--out`` in plan,
 compare, import-skypilot and calibrate, and as the API's ``out=``, refused as ``file://`` is, with a local path as the
-hint; a Windows drive or network path, with the hint that planner takes a POSIX path).
+hint; a Windows drive or network path, with the hint that planner takes a POSIX path); m3 (an --out, a folder above
+it, calibrate's folder or TMPDIR that belongs to another user: the hint asks for a folder of the user's own, not for
+a chmod the user cannot run and that would not help).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -179,3 +182,74 @@ def test_only_a_leading_rfc3986_scheme_or_a_drive_is_taken_for_a_url(path, expec
     # a scheme is a letter, then letters, digits, '+', '-', '.' (RFC 3986 3.1); one letter and ':/' is a drive
     got = url_problem(path)
     assert got is None if expected is None else got[0].startswith(expected)
+
+
+# -- m3: another user's --out, or a folder above it: a hint the user can follow ---------------------------------------
+
+_SWAP = ("a folder or link swapped in there could make planner remove or overwrite files elsewhere, so it writes "
+         "nothing there.")
+_NOT_YOURS = "chmod cannot change another user's folder, and its sticky bit would not keep its owner out."
+
+
+def _theirs(folder: Path, mode: int) -> Path:
+    """``folder`` made, given uid 1 (daemon), with ``mode``; skips the test where this process cannot chown."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a folder to another user")
+    folder.mkdir(parents=True)
+    os.chown(folder, 1, 1)
+    folder.chmod(mode)
+    return folder
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o1777])  # sticky already, as /tmp: chmod +t would change nothing
+def test_another_users_out_asks_for_a_folder_of_ones_own(tmp_path, mode):
+    from click.testing import CliRunner
+
+    from planner import plan
+    from planner.cli.main import main
+    from planner.core.errors import DestinationError
+
+    out = _theirs(tmp_path / "theirs", mode)
+    scenario = _ROOT / "scenarios" / "qlora-7b-12gb.yaml"
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "md"])
+    assert r.exit_code == 2, r.output
+    why = "it belongs to another user (uid 1), who can rename anything in it"
+    assert r.stderr == (f"Error: {out}: is the output folder, but {why}; {_SWAP} Give --out a folder of your own "
+                        f"instead: {_NOT_YOURS}\n")
+    with pytest.raises(DestinationError) as caught:
+        plan(scenario, out=out, format="md")
+    assert str(caught.value).endswith(f"{_SWAP} Give out= a folder of your own instead: {_NOT_YOURS}")
+    assert os.listdir(out) == []
+
+
+def test_another_users_folder_above_out_and_calibrates_folder_ask_for_ones_own(tmp_path):
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    above = _theirs(tmp_path / "anc", 0o755)
+    (above / "sub").mkdir()
+    r = CliRunner().invoke(main, ["plan", str(_ROOT / "scenarios" / "qlora-7b-12gb.yaml"), "--out",
+                                  str(above / "sub"), "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {above}: is a folder above the output folder ({above / 'sub'}), but it belongs "
+                               "to another user (uid 1)")
+    assert r.stderr.endswith(f" Give --out a folder of your own instead: {_NOT_YOURS}\n") and "chmod +t" not in r.stderr
+    r = CliRunner().invoke(main, ["calibrate", "--model", "llama-2-7b", "--task", "train", "--recipe", "pure-bf16",
+                                  "--out", str(above / "new" / "c.yaml")])  # refused before the PyTorch check
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {above}: is a folder above the calibration file's folder")
+    assert r.stderr.endswith(f" Give --out a file in a folder of your own instead: {_NOT_YOURS}\n")
+    assert sorted(os.listdir(above)) == ["sub"]
+
+
+def test_another_users_tmpdir_asks_for_a_folder_of_ones_own(tmp_path, monkeypatch):
+    from planner.core.errors import DestinationError
+    from planner.core.tempdir import refuse_protected_temp
+
+    theirs = _theirs(tmp_path / "tmp", 0o1777)
+    monkeypatch.setenv("TMPDIR", str(theirs))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read from TMPDIR, as a fresh process does
+    with pytest.raises(DestinationError) as caught:
+        refuse_protected_temp()
+    assert str(caught.value).endswith(f" Set TMPDIR to a folder of your own instead: {_NOT_YOURS}")

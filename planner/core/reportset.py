@@ -92,7 +92,7 @@ from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held,
 from planner.core.names import OneLineNotes, escape_unsafe
 from planner.core.pseudofs import is_mount_point
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
-                                       _owned_or_refused, _owns, _replaceable, _same_set, check_name)
+                                       _OWN_HINT, _owned_or_refused, _owns, _replaceable, _same_set, check_name)
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
@@ -561,7 +561,7 @@ class ReportSet:
             # a file system without flock on directories: run unlocked rather than not at all
         self._lock_fd = fd
         self._same_folder()
-        refuse_shared_folder(self.out, "the output folder", _SHARED_HINT, st=os.fstat(fd))
+        refuse_shared_folder(self.out, "the output folder", _SHARED_HINT, st=os.fstat(fd), own=_OWN_HINT)
 
     def _same_folder(self) -> None:
         """Check the folder locked (its open descriptor) again: not the shipped catalog or the package (by

@@ -1,4 +1,4 @@
-"""Issue 28, hostile pass 28: a leftover staging folder this run goes through, URLs and Windows paths as --out.
+"""Issue 28, hostile pass 28: leftover staging folders, URLs and Windows paths as --out, owner hints, long paths.
 
 Covers h28a N1 (a run from inside a killed run's ``.planner-staging-*`` folder with ``--out ..`` / ``out='..'``, or
 with an ``--out`` written through that folder: the folder is the current folder, holds it, or lies on the output
@@ -7,7 +7,8 @@ it and then failed with a false "No such file or directory"); m1 (any RFC 3986 `
 compare, import-skypilot and calibrate, and as the API's ``out=``, refused as ``file://`` is, with a local path as the
 hint; a Windows drive or network path, with the hint that planner takes a POSIX path); m3 (an --out, a folder above
 it, calibrate's folder or TMPDIR that belongs to another user: the hint asks for a folder of the user's own, not for
-a chmod the user cannot run and that would not help).
+a chmod the user cannot run and that would not help); m5 (a report path past PATH_MAX because of a long scenario
+name: the same explanation and ``--out .`` hint as a deep ``--out``, naming the path's size).
 """
 
 from __future__ import annotations
@@ -253,3 +254,46 @@ def test_another_users_tmpdir_asks_for_a_folder_of_ones_own(tmp_path, monkeypatc
     with pytest.raises(DestinationError) as caught:
         refuse_protected_temp()
     assert str(caught.value).endswith(f" Set TMPDIR to a folder of your own instead: {_NOT_YOURS}")
+
+
+# -- m5: a report path past PATH_MAX because of a long scenario name -------------------------------------------------
+
+def _deep(base: Path, size: int) -> Path:
+    """A folder under ``base`` whose absolute path is ``size`` bytes (names of up to 200 bytes), made."""
+    parts, n = [], len(os.fsencode(str(base)))
+    while n < size:
+        parts.append("d" * min(200, size - n - 1))
+        n += len(parts[-1]) + 1
+    deep = base.joinpath(*parts)
+    deep.mkdir(parents=True)
+    assert len(os.fsencode(str(deep))) == size
+    return deep
+
+
+def test_a_long_scenario_name_past_path_max_gets_the_whole_path_explanation(tmp_path):
+    from click.testing import CliRunner
+
+    from planner import plan
+    from planner.cli.main import main
+    from planner.core.errors import OutputError
+
+    limit = os.pathconf(tmp_path, "PC_PATH_MAX")
+    deep = _deep(tmp_path, limit - 56)  # room for a 13-byte report name, not for a 113-byte one
+    text = (_ROOT / "scenarios" / "qlora-7b-12gb.yaml").read_text(encoding="utf-8")
+    name = "n" * 110
+    scenario = tmp_path / "longn.yaml"
+    scenario.write_text("\n".join(f"name: {name}" if line.startswith("name:") else line
+                                  for line in text.splitlines()) + "\n", encoding="utf-8")
+    report = deep / f"{name}.md"
+    size = len(os.fsencode(str(report)))  # the deep folder's bytes, a '/', the name and '.md'
+    assert size == limit - 56 + 1 + 110 + 3
+    line = (f"{report}: cannot write (File name too long): the report's path is {size:,} bytes, over the system's "
+            f"limit of {limit:,} bytes. Give a shorter path: cd into the folder and write there (--out .), or give the "
+            "scenario a shorter name.")
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(deep), "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"Error: {line}\n"
+    with pytest.raises(OutputError) as caught:
+        plan(scenario, out=deep, format="md")
+    assert str(caught.value) == line
+    assert os.listdir(deep) == []

@@ -16,7 +16,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.core.atomic import loop_line, not_a_folder, own_file_sha256, refuse_read_only
+from planner.core.atomic import (_path_max_bytes, loop_line, not_a_folder, own_file_sha256, path_too_long,
+                                  refuse_read_only)
 from planner.core.denied import denied_problem
 from planner.core.errors import DestinationError, OutputError
 from planner.core.infile import what_it_is  # noqa: F401  (re-exported: it was defined here)
@@ -143,6 +144,9 @@ def _replaceable(path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG and len(os.fsencode(str(path))) >= _path_max_bytes(path.parent):
+            # the report's path whole over PATH_MAX (a long scenario name), not one name over 255 bytes (h28a m5)
+            raise path_too_long(path, exc, path.parent) from None
         raise OutputError(f"{path}: cannot be written ({exc.strerror or exc}).") from None
     if stat.S_ISDIR(st.st_mode):
         raise DestinationError(f"{path}: is a directory, where a report would go. Move it away or give another --out.")

@@ -355,8 +355,8 @@ def path_too_long(shown: str | Path, exc: OSError, directory: Path) -> OutputErr
     size = len(os.fsencode(str(shown)))
     if size >= limit:
         return OutputError(f"{shown}: cannot write ({exc.strerror}): the report's path is {size:,} bytes, over the "
-                           f"system's limit of {limit:,} bytes. Give a shorter path: cd into the folder and write there "
-                           "(--out .), or give the scenario a shorter name.")
+                           f"system's limit of {limit:,} bytes. Give a shorter path: cd into the folder and write "
+                           "there (--out .), or give the scenario a shorter name.")
     return OutputError(f"{shown}: cannot write ({exc.strerror}): planner writes each report first under a temporary "
                        "path up to about 60 bytes longer (a staging folder and a random name), and that path is over "
                        f"the system's limit of {limit:,} bytes. Give a shorter path: cd into the "

@@ -170,7 +170,7 @@ def test_a_utf8_runs_staging_folder_is_removed_under_an_ascii_locale(tmp_path):
     out = tmp_path / "o"
     folder = _dead_staging(out, "计划-é.json", "计划-é.json".encode("utf-8"))
     run = _ascii_run("from planner.core.reportset import ReportSet\n"
-                     "with ReportSet('o', set_name='plan x') as rs:\n    print(ascii(list(rs.notes)))", tmp_path)
+                     "with ReportSet('o', set_name='plan x') as rs:\n    pass\nprint(ascii(list(rs.notes)))", tmp_path)
     assert run.returncode == 0, run.stderr
     assert not folder.exists()  # as a UTF-8 run removes it (h25a m2: it was "Left" under Latin-1)
     assert run.stdout.decode("ascii").startswith("['Removed o/.planner-staging-abcd1234, which a stopped planner run")

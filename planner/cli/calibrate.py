@@ -96,16 +96,14 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
         raise DestinationError(exc.cli_line().split(" Give --out", 1)[0] + " That is the default calibration file, "
                                f"from XDG_CONFIG_HOME (else HOME): set it to a folder {fit}, or give --out with a "
                                f"file {fit}.") from None
+    from planner.core.sharing import OWN_WHY, refuse_shared_above, refuse_shared_folder
+
+    hint = "Give --out a file in a folder only you can write, or set the folder's sticky bit (chmod +t)."
+    own = f"Give --out a file in a folder of your own instead: {OWN_WHY}"  # another user's folder (h28a m3)
     if path.parent.is_dir():  # a folder (or a link on the way) another user can change: the file could land elsewhere
-        from planner.core.sharing import refuse_shared_folder
-
-        refuse_shared_folder(path.parent, "the calibration file's folder", "Give --out a file in a folder only you "
-                             "can write, or set the folder's sticky bit (chmod +t).")
+        refuse_shared_folder(path.parent, "the calibration file's folder", hint, own=own)
     else:  # a folder the save will make (a first ~/.config/planner): the folders above it, now (h21a m2)
-        from planner.core.sharing import refuse_shared_above
-
-        refuse_shared_above(path.parent, "the calibration file's folder", "Give --out a file in a folder only you "
-                            "can write, or set the folder's sticky bit (chmod +t).")
+        refuse_shared_above(path.parent, "the calibration file's folder", hint, own=own)
     if calibration_file:  # a device or a pipe as --out: said as the output it is, not as an input file
         refuse_odd_out(path)
     if path.exists():  # a report or cloud.yaml planner wrote, as its folder's manifest lists it (h23a m5)

@@ -471,8 +471,11 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
 
     problem = out_path_problem(text) if text else None
     if problem is not None:
-        raise LineError(f"--out: {escape_unsafe(repr(text))} {problem[0]}. Write --out {escape_unsafe(repr(problem[1]))}.",
-                        ctx)
+        local = ("file's path, e.g. --out ./calibration.yaml." if param.name == "calibration_file" else
+                 "folder's path, e.g. --out reports.")
+        hint = (f"Write --out {escape_unsafe(repr(problem[1]))}." if problem[1] is not None else  # a URL: none meant
+                f"Give --out a local {local}")
+        raise LineError(f"--out: {escape_unsafe(repr(text))} {problem[0]}. {hint}", ctx)
     return value
 
 

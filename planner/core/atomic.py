@@ -350,10 +350,16 @@ def process_umask() -> int:
 def path_too_long(shown: str | Path, exc: OSError, directory: Path) -> OutputError:
     """The error for writing ``shown`` when the system said ENAMETOOLONG: the report's own path fits, but the
     temporary one planner writes first (a staging folder and a random name: up to about 60 bytes longer) does
-    not."""
+    not; or (a long scenario name, h28a m5) the report's own path, ``shown`` whole, is over the limit."""
+    limit = _path_max_bytes(directory)
+    size = len(os.fsencode(str(shown)))
+    if size >= limit:
+        return OutputError(f"{shown}: cannot write ({exc.strerror}): the report's path is {size:,} bytes, over the "
+                           f"system's limit of {limit:,} bytes. Give a shorter path: cd into the folder and write "
+                           "there (--out .), or give the scenario a shorter name.")
     return OutputError(f"{shown}: cannot write ({exc.strerror}): planner writes each report first under a temporary "
                        "path up to about 60 bytes longer (a staging folder and a random name), and that path is over "
-                       f"the system's limit of {_path_max_bytes(directory):,} bytes. Give a shorter path: cd into the "
+                       f"the system's limit of {limit:,} bytes. Give a shorter path: cd into the "
                        "folder and write there (--out .).")
 
 

@@ -16,7 +16,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.core.atomic import loop_line, not_a_folder, own_file_sha256, refuse_read_only
+from planner.core.atomic import (_path_max_bytes, loop_line, not_a_folder, own_file_sha256, path_too_long,
+                                  refuse_read_only)
 from planner.core.denied import denied_problem
 from planner.core.errors import DestinationError, OutputError
 from planner.core.infile import what_it_is  # noqa: F401  (re-exported: it was defined here)
@@ -24,7 +25,7 @@ from planner.core.manifest import MANIFEST, fs_encoding, read_manifest
 from planner.core.protected import refuse_protected
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
 from planner.core.pseudofs import refuse_pseudo_fs
-from planner.core.sharing import refuse_shared_folder
+from planner.core.sharing import OWN_WHY, refuse_shared_folder
 from planner.core.names import clash_key, lookalike_note, same_spelling
 
 #: The most UTF-8 bytes one file name may have (Linux NAME_MAX; most file systems allow 255).
@@ -32,6 +33,8 @@ NAME_MAX_BYTES = 255
 
 _SHARED_HINT = ("Give a folder only you can write (chmod go-w), set its sticky bit (chmod +t) so that no one "
                 "else can rename your files in it, or give another --out.")
+#: The hint where that folder is another user's (planner.core.sharing._fitting, h28a m3).
+_OWN_HINT = f"Give --out a folder of your own instead: {OWN_WHY}"
 
 
 
@@ -74,7 +77,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
     if st is None:
         _new_folder_clash(out)
     if st is not None:
-        refuse_shared_folder(out, "the output folder", _SHARED_HINT, st=st)
+        refuse_shared_folder(out, "the output folder", _SHARED_HINT, st=st, own=_OWN_HINT)
         denied = denied_problem(out, "--out", lead=False)
         if denied:  # before the manifest is read, which would name a file that cannot be reached (h21a m1)
             raise DestinationError(denied)
@@ -141,6 +144,9 @@ def _replaceable(path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG and len(os.fsencode(str(path))) >= _path_max_bytes(path.parent):
+            # the report's path whole over PATH_MAX (a long scenario name), not one name over 255 bytes (h28a m5)
+            raise path_too_long(path, exc, path.parent) from None
         raise OutputError(f"{path}: cannot be written ({exc.strerror or exc}).") from None
     if stat.S_ISDIR(st.st_mode):
         raise DestinationError(f"{path}: is a directory, where a report would go. Move it away or give another --out.")

@@ -106,13 +106,14 @@ def utf8_reading(text: str) -> str | None:
     return utf if utf != text and unsafe_path_char(utf) is None else None
 
 
-def out_path_problem(text: str) -> tuple[str, str] | None:
+def out_path_problem(text: str) -> tuple[str, str | None] | None:
     """(problem, the path as it may have been meant) for an output path ``text`` that would name another folder
     than the one meant, or None: an unexpanded substitution ('$HOME/r', 'x/$(pwd)'), an invisible or control
     character (a tab, a line feed, a zero-width space), a folder name that begins or ends with a blank-looking
     character (' o', 'a /b', 'o' + U+2800 BRAILLE PATTERN BLANK: the names' rule, planner.core.names.is_blank_looking),
     or a character with no glyph of its own (U+1D159, private use: planner.core.lookalike.no_glyph_char), a
-    ``file:`` URL (:func:`url_problem`), a '..' right after a folder that does not exist (:func:`dotdot_problem`).
+    URL or a Windows path (:func:`url_problem`: then no path meant, None), a '..' right after a folder that does not
+    exist (:func:`dotdot_problem`).
     A leading '~' is the caller's to say (the API and the command line say it differently)."""
     m = UNEXPANDED.search(text)
     if m is not None:
@@ -139,10 +140,27 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
     return url_problem(text) or dotdot_problem(text)
 
 
-def url_problem(text: str) -> tuple[str, str] | None:
-    """(problem, the path meant) for a ``file:`` URL given as an output path ('file:///tmp/x', 'file:/tmp/x'): a
-    path is taken as written, so it would make a folder 'file:' in the current folder (h27a m2); the path meant
-    is the URL's path, percent-escapes decoded (RFC 8089). None for any other text."""
+#: A URL's scheme and '://' (RFC 3986 section 3.1: a letter, then letters, digits, '+', '-' or '.'), at the start.
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def url_problem(text: str) -> tuple[str, str | None] | None:
+    """(problem, the path meant) for a URL or a Windows path given as an output path: a path is taken as written,
+    so each would make a folder of another name in the current folder. A ``file:`` URL ('file:///tmp/x',
+    'file:/tmp/x', h27a m2): the path meant is the URL's path, percent-escapes decoded (RFC 8089). Any other
+    ``scheme://`` (http, https, s3, gs, ftp: h28a m1), a Windows drive path ('C:\\reports', 'C:/reports') or
+    a network path ('\\\\srv\\share'): planner writes only local files, named by POSIX paths, so no path is
+    meant (None: the caller's hint asks for a local one). None for any other text."""
+    first = text.split("/")[0]
+    if re.match(r"[A-Za-z]:[\\/]", text) or text.startswith("\\\\"):
+        what = "a Windows network path" if text.startswith("\\\\") else "a Windows path"
+        return (f"looks like {what}, but planner takes a POSIX path here (folders joined by '/'; a '\\' is part of a "
+                f"name; under WSL, drive C: is /mnt/c): it would make a folder {escape_unsafe(repr(first))} in the "
+                "current folder", None)
+    scheme = _SCHEME.match(text)
+    if scheme is not None and scheme.group(1).lower() != "file":
+        return (f"is a URL ({scheme.group(1)}://), but planner writes only local files, and a path is taken as "
+                f"written: it would make a folder {escape_unsafe(repr(first))} in the current folder", None)
     if not re.match(r"(?i)file:/", text):
         return None
     from urllib.parse import unquote, urlsplit

@@ -23,7 +23,8 @@ there (``N.old``) are listed in the mark before they are made. Planner's own tem
 start of one: :func:`planner.core.manifest.is_manifest_tmp`) are removed and said; another file of that name is kept and said.
 Never removed as a leftover: a file that is this run's own standard output or error (by device and inode: a
 redirection onto such a name, :func:`_own_stream`), and a staging-named folder that is, or holds, the temporary
-folder (``TMPDIR``: planner.core.tempdir.temp_within); each is left and said.
+folder (``TMPDIR``), or that this run goes through (the current folder, a folder on the output folder's path as
+given: planner.core.inuse); each is left and said.
 
 A report that exists and is read-only (no write permission bit) is not replaced or removed: the
 set is refused with one line before anything is moved.
@@ -86,12 +87,12 @@ from planner.core.manifest import (DEFAULT_NAME_ENCODING, MANIFEST, MANIFEST_MAX
 from planner.core.protected import refuse_protected, stream_into_planners_files  # refuse_protected: re-exported
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
-from planner.core.tempdir import temp_folder, temp_within
+from planner.core.inuse import in_use
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
 from planner.core.names import OneLineNotes, escape_unsafe
 from planner.core.pseudofs import is_mount_point
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
-                                       _owned_or_refused, _owns, _replaceable, _same_set, check_name)
+                                       _OWN_HINT, _owned_or_refused, _owns, _replaceable, _same_set, check_name)
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
@@ -560,7 +561,7 @@ class ReportSet:
             # a file system without flock on directories: run unlocked rather than not at all
         self._lock_fd = fd
         self._same_folder()
-        refuse_shared_folder(self.out, "the output folder", _SHARED_HINT, st=os.fstat(fd))
+        refuse_shared_folder(self.out, "the output folder", _SHARED_HINT, st=os.fstat(fd), own=_OWN_HINT)
 
     def _same_folder(self) -> None:
         """Check the folder locked (its open descriptor) again: not the shipped catalog or the package (by
@@ -602,7 +603,6 @@ class ReportSet:
             entries = list(os.scandir(self.out))
         except OSError:
             return
-        temp = temp_folder()  # a TMPDIR named like a staging folder is the user's, never removed
         hashes: set[str] | None = None
         for e in entries:
             try:
@@ -619,9 +619,8 @@ class ReportSet:
                                           "is not one planner wrote (not this user's, or not a report manifest); "
                                           "check it and remove it yourself.")
                 elif e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False):
-                    if temp is not None and temp_within(temp, Path(e.path)) is not None:
-                        self.notes.append(f"Left {e.path}: it is the temporary folder (TMPDIR), or holds it, so "
-                                          "it is not a folder a stopped planner run left.")
+                    if (why := in_use(Path(e.path), self.out)) is not None:  # TMPDIR, the current folder (h28a N1)
+                        self.notes.append(f"Left {e.path}: {why}")
                         continue
                     if is_mount_point(e.path, self._out_device()):
                         self.notes.append(f"Left {e.path}: it is a mount point or on another file system than "

@@ -66,6 +66,20 @@ def writable_by_others(st: os.stat_result, path: Path) -> bool:
     return acl is not None or not private_group(st.st_uid, st.st_gid)
 
 
+#: Why a folder of another user is refused (:func:`rename_risk`), as its phrase begins.
+_OTHER_OWNER = "it belongs to another user"
+#: What the hint adds where that is the reason: the user cannot chmod it, and its sticky bit would not help (h28a m3).
+OWN_WHY = "chmod cannot change another user's folder, and its sticky bit would not keep its owner out."
+
+
+def _fitting(why: str, hint: str, own: str | None) -> str:
+    """``hint`` for a folder the user may change; for another user's (``why`` says so) the hint ``own`` (a sentence
+    asking for a folder of the user's own), default: 'Use a folder of your own instead: ...' (:data:`OWN_WHY`)."""
+    if not why.startswith(_OTHER_OWNER):
+        return hint
+    return own if own is not None else f"Use a folder of your own instead: {OWN_WHY}"
+
+
 def rename_risk(folder: Path | str, st: os.stat_result | None = None) -> str | None:
     """Why another user could rename entries of ``folder`` (a phrase for a message), or None when no one but the
     user (and root) can: see the module docstring.
@@ -75,7 +89,7 @@ def rename_risk(folder: Path | str, st: os.stat_result | None = None) -> str | N
     """
     st = os.stat(folder) if st is None else st
     if st.st_uid not in (os.geteuid(), 0):
-        return f"it belongs to another user (uid {st.st_uid}), who can rename anything in it"
+        return f"{_OTHER_OWNER} (uid {st.st_uid}), who can rename anything in it"
     if st.st_mode & stat.S_ISVTX:
         return None
     if st.st_mode & 0o002:
@@ -94,13 +108,15 @@ def rename_risk(folder: Path | str, st: os.stat_result | None = None) -> str | N
     return None
 
 
-def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.stat_result | None = None) -> None:
+def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.stat_result | None = None,
+                         own: str | None = None) -> None:
     """Refuse to write into ``folder`` (``what``: 'the output directory', 'the temporary folder (TMPDIR)') when
     another user could rename entries in it (:func:`rename_risk`): one could then swap the folder planner works
     in for a link, and make it remove or overwrite the user's files elsewhere.
 
     Raises:
-        DestinationError: naming the folder, why, and ``hint``.
+        DestinationError: naming the folder, why, and ``hint`` (``own`` where the folder is another user's, which
+            no chmod of the user's changes: :func:`_fitting`).
     """
     try:
         why = rename_risk(folder, st)
@@ -109,7 +125,7 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
     if why is not None:
         raise DestinationError(f"{escape_unsafe(str(folder))}: is {what}, but {why}; a folder or link swapped in "
                                f"there could make planner remove or overwrite files elsewhere, so it writes nothing "
-                               f"there. {hint}")
+                               f"there. {_fitting(why, hint, own)}")
     for link, lst in links_on_path(folder):
         # a link is changed only by replacing it, which takes the right to remove entries of its folder: whoever
         # can rename there (rename_risk), and in a sticky folder also the link's own owner (rename(2), EPERM)
@@ -120,6 +136,7 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
         except OSError:
             risk, sticky = None, False
         if risk is not None:
+            fix = _fitting(risk, hint, own)  # another user's folder: one of the user's own
             why = (f"it is a symbolic link in {escape_unsafe(str(link.parent))}, where another user could replace "
                    f"it (that folder: {risk})")
         elif sticky and lst.st_uid not in (os.geteuid(), 0):
@@ -138,15 +155,16 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
                                    f"{also}, but {why}; so planner could be made to write elsewhere, and it writes "
                                    f"nothing there. Give a path without that link{instead}."
                                    + (f" {fix}" if fix else ""))
-    refuse_shared_above(folder, what, hint)
+    refuse_shared_above(folder, what, hint, own=own)
 
 
-def refuse_shared_above(folder: Path | str, what: str, hint: str) -> None:
+def refuse_shared_above(folder: Path | str, what: str, hint: str, *, own: str | None = None) -> None:
     """Refuse ``folder`` (which need not exist yet: a folder a run will make) when a folder above it that exists
     lets another user rename its entries (:func:`rename_risk`): the whole branch could be swapped for a link.
 
     Raises:
-        DestinationError: naming the folder above, ``what`` and ``folder``, why, and ``hint``.
+        DestinationError: naming the folder above, ``what`` and ``folder``, why, and ``hint`` (``own`` where that
+            folder is another user's: :func:`_fitting`).
     """
     for above in _folders_above(folder):
         try:
@@ -157,7 +175,7 @@ def refuse_shared_above(folder: Path | str, what: str, hint: str) -> None:
             raise DestinationError(f"{escape_unsafe(str(above))}: is a folder above {what} "
                                    f"({escape_unsafe(str(folder))}), but {why}; the folder planner writes into could "
                                    "be swapped for a link there and make planner remove or overwrite files elsewhere, "
-                                   f"so it writes nothing there. {hint}")
+                                   f"so it writes nothing there. {_fitting(why, hint, own)}")
 
 
 def _folders_above(folder: Path | str) -> list[Path]:

@@ -88,10 +88,11 @@ def refuse_protected_temp() -> None:
     except (OSError, ValueError):
         return
     if p is None and not cwd:  # openpyxl reopens its temporaries by path: no one else may rename them
-        from planner.core.sharing import refuse_shared_folder
+        from planner.core.sharing import OWN_WHY, refuse_shared_folder
 
         refuse_shared_folder(where, f"the temporary folder ({var}) that openpyxl and the importer write into",
-                             f"Set {_set(var)} to a folder only you can write, or one with the sticky bit as /tmp has.")
+                             f"Set {_set(var)} to a folder only you can write, or one with the sticky bit as /tmp has.",
+                             own=f"Set {_set(var)} to a folder of your own instead: {OWN_WHY}")
     if p is not None:
         what = kind_of(p)
         if cwd:

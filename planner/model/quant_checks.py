@@ -1,0 +1,123 @@
+"""Checks of a config.json ``quantization_config``'s module lists and block sizes (h28b N2, N3).
+
+:func:`check_quant_lists` refuses what the sizing code reads from a ``quantization_config`` and cannot
+take: the lists of modules a checkpoint leaves unquantized that are no lists of names (AWQ, FP8 and
+MXFP4 ``modules_to_not_convert``, bitsandbytes ``llm_int8_skip_modules``, compressed-tensors
+``ignore``; GPTQ's ``modules_in_block_to_quantize`` lists the quantized ones, a list of lists),
+compressed-tensors ``re:`` patterns that are no regular expressions, ``config_groups`` ``targets``
+that are no list of names, and an FP8 ``weight_block_size`` that is not two whole numbers of at
+least 1. Transformers and compressed-tensors iterate these lists (a text would be read letter by
+letter) and compile the ``re:`` patterns (``re.match``), so no such checkpoint loads as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+#: The largest fp8 ``weight_block_size`` side read (DeepSeek-V3 uses 128; the group-size bound).
+MAX_BLOCK = 1_000_000
+
+
+def _names_problem(value: Any, nested: bool, example: str = "lm_head") -> str | None:
+    """What is wrong with a list of module names (None: nothing), the words starting with the index
+    of a bad item ('[2] must be ...') or a space; ``nested``: a list of such lists may stand for it
+    (GPTQ's blocks)."""
+    if not isinstance(value, (list, tuple)):
+        return f" must be a list of names such as [\"{example}\"], not {_shown(value)}"
+    for k, item in enumerate(value):
+        if nested and isinstance(item, (list, tuple)):
+            inner = _names_problem(item, False, example)
+            if inner:
+                return f"[{k}]{inner}"
+            continue
+        if not isinstance(item, str) or not item.strip():
+            return f"[{k}] must be a name such as \"{example}\", not {_shown(item)}"
+    return None
+
+
+def _shown(value: Any) -> str:
+    from planner.model.config_keys import _shown as shown
+
+    return shown(value)
+
+
+def _pattern_problem(names: Any) -> str | None:
+    """The first compressed-tensors ``re:`` entry of ``names`` that does not compile, in words."""
+    for k, item in enumerate(names):
+        if isinstance(item, str) and item.startswith("re:"):
+            try:
+                re.compile(item[3:])
+            except (re.error, RecursionError, OverflowError) as exc:
+                why = exc.msg if isinstance(exc, re.error) else type(exc).__name__
+                return f"[{k}]: {_shown(item)} is not a regular expression ({why})"
+    return None
+
+
+def check_quant_lists(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any]) -> None:
+    """Refuse a ``quantization_config`` ``q`` whose module lists or fp8 block size cannot be read (module
+    docstring), at config.json's ``quantization_config`` key.
+
+    Raises:
+        ModelConfigError: one line naming the field and what it takes.
+    """
+    from planner.model.config_keys import _error
+    from planner.model.quantization import KEPT_KEYS
+
+    method = str(q.get("quant_method", "")).lower()
+    keys = {KEPT_KEYS[method]} if method in KEPT_KEYS else set()
+    keys |= {"modules_to_not_convert"} if "modules_to_not_convert" in q else set()
+    for key in sorted(keys):
+        value = q.get(key)
+        gptq = key == "modules_in_block_to_quantize"
+        problem = None if value is None else _names_problem(value, gptq, "self_attn.q_proj" if gptq else "lm_head")
+        if problem:
+            raise _error(cfg, where, f"quantization_config.{key}{problem}", "quantization_config",
+                         f"Copy the checkpoint's value, e.g. \"{key}\": "
+                         + ('[["self_attn.q_proj", "self_attn.k_proj"]].' if gptq else '["lm_head"].'))
+    if method == "fp8":
+        _check_block(cfg, where, q.get("weight_block_size"), _error)
+    if method == "compressed-tensors":
+        _check_compressed(cfg, where, q, _error)
+
+
+def _check_block(cfg: Mapping[str, Any], where: str | None, block: Any, error: Any) -> None:
+    """An fp8 ``weight_block_size``: absent/null (one scale per tensor) or two whole numbers from 1 to
+    :data:`MAX_BLOCK` (rows, columns per fp32 scale; Transformers' FineGrainedFP8Config asks for two
+    positive integers)."""
+    if block is None:
+        return
+    ok = (isinstance(block, (list, tuple)) and len(block) == 2
+          and all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= MAX_BLOCK for b in block))
+    if not ok:
+        raise error(cfg, where, "quantization_config.weight_block_size must be two whole numbers from 1 to "
+                    f"{MAX_BLOCK:,} (rows and columns per scale), not {_shown(block)}", "quantization_config",
+                    "Copy the checkpoint's value, e.g. \"weight_block_size\": [128, 128] (DeepSeek-V3); "
+                    "without block scales, leave the key out.")
+
+
+def _check_compressed(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any], error: Any) -> None:
+    """compressed-tensors ``ignore`` and each ``config_groups`` entry's ``targets``: lists of module names
+    or class names, whose ``re:`` entries are regular expressions (compressed-tensors ``is_match``
+    compiles them)."""
+    ignore = q.get("ignore")
+    if ignore is not None:
+        problem = _names_problem(ignore, False) or _pattern_problem(ignore)
+        if problem:
+            raise error(cfg, where, f"quantization_config.ignore{problem}",
+                        "quantization_config", "Copy the list as the checkpoint publishes it, e.g. \"ignore\": "
+                        "[\"lm_head\"]; a pattern is written \"re:\" and a Python regular expression, "
+                        "e.g. \"re:.*mlp.gate$\".")
+    groups = q.get("config_groups")
+    if not isinstance(groups, Mapping):
+        return
+    for name, group in groups.items():
+        targets = group.get("targets") if isinstance(group, Mapping) else None
+        if targets is None:
+            continue
+        problem = _names_problem(targets, False, "Linear") or _pattern_problem(targets)
+        if problem:
+            raise error(cfg, where, f"quantization_config.config_groups.{name}.targets{problem}",
+                        "quantization_config", "Copy the list as the checkpoint publishes it, e.g. "
+                        "\"targets\": [\"Linear\"].")

@@ -5,7 +5,8 @@ Covers h28b N2 (AWQ and FP8 ``modules_to_not_convert``, bitsandbytes ``llm_int8_
 out of the quantization count as 16-bit weights, as compressed-tensors' ``ignore`` already did) and N3 (an fp8
 ``weight_block_size`` that is not two whole numbers of at least 1, a compressed-tensors ``ignore`` entry ``re:...``
 that is no regular expression, ``ignore`` / ``targets`` / the module lists that are no lists of names: refused at
-config.json's ``quantization_config`` with one line, exit 2, ModelConfigError in the API).
+config.json's ``quantization_config`` with one line, exit 2, ModelConfigError in the API) and M7 (a 4-bit AWQ / GPTQ
+``group_size`` that does not divide hidden_size: told at config.json's key, not blamed on ``--group-size``).
 """
 
 from __future__ import annotations
@@ -135,6 +136,10 @@ CASES = {
     "mx_map": ({"quant_method": "mxfp4", "modules_to_not_convert": {"a": 1}}, 'not {"a": 1}'),
     "bnb_num": (dict(BNB, llm_int8_skip_modules=[1]), "quantization_config.llm_int8_skip_modules[0] must be a name"),
     "gptq_num": (dict(GPTQ, modules_in_block_to_quantize=[[1]]), "modules_in_block_to_quantize[0][0] must be a name"),
+    # M7: a checkpoint's group size that does not divide the width is told at config.json's key, not --group-size
+    "gptq_g7": (dict(GPTQ, group_size=7), "quantization_config.group_size 7 does not divide the model's width "
+                "(hidden_size 512)"),
+    "awq_g1e5": (dict(AWQ, group_size=100000), "quantization_config.group_size 100000 does not divide"),
 }
 
 

@@ -6,7 +6,8 @@ out of the quantization count as 16-bit weights, as compressed-tensors' ``ignore
 ``weight_block_size`` that is not two whole numbers of at least 1, a compressed-tensors ``ignore`` entry ``re:...``
 that is no regular expression, ``ignore`` / ``targets`` / the module lists that are no lists of names: refused at
 config.json's ``quantization_config`` with one line, exit 2, ModelConfigError in the API) and M7 (a 4-bit AWQ / GPTQ
-``group_size`` that does not divide hidden_size: told at config.json's key, not blamed on ``--group-size``).
+``group_size`` that does not divide hidden_size: told at config.json's key, not blamed on ``--group-size``) and M3
+(AWQ ``version`` / ``zero_point``, GPTQ ``desc_act`` / ``sym`` / ``checkpoint_format`` of the wrong kind: refused there).
 """
 
 from __future__ import annotations
@@ -140,6 +141,12 @@ CASES = {
     "gptq_g7": (dict(GPTQ, group_size=7), "quantization_config.group_size 7 does not divide the model's width "
                 "(hidden_size 512)"),
     "awq_g1e5": (dict(AWQ, group_size=100000), "quantization_config.group_size 100000 does not divide"),
+    # M3: AWQ / GPTQ settings of the wrong kind
+    "awq_version": (dict(AWQ, version="=1+1"), 'quantization_config.version must be one of gemm, gemv, exllama, ipex'),
+    "awq_zero": (dict(AWQ, zero_point="<img src=x>"), 'quantization_config.zero_point must be true or false'),
+    "gptq_desc": (dict(GPTQ, desc_act="=1+1"), 'quantization_config.desc_act must be true or false, not "=1+1"'),
+    "gptq_sym": (dict(GPTQ, sym=[1]), "quantization_config.sym must be true or false, not [1]"),
+    "gptq_format": (dict(GPTQ, checkpoint_format='=HYPERLINK("x")'), "quantization_config.checkpoint_format must be"),
 }
 
 
@@ -167,5 +174,6 @@ def test_junk_is_refused_at_quantization_config(tmp_path: Path, monkeypatch, cap
 
 def test_good_lists_are_taken() -> None:
     for q in (dict(FP8, weight_block_size=[128, 128]), _ct(["lm_head", "re:.*mlp.*"]),
-              dict(GPTQ, modules_in_block_to_quantize=[["self_attn.q_proj"]]), dict(BNB, llm_int8_skip_modules=None)):
+              dict(GPTQ, modules_in_block_to_quantize=[["self_attn.q_proj"]]), dict(BNB, llm_int8_skip_modules=None),
+              dict(AWQ, version="GEMM"), dict(GPTQ, checkpoint_format="gptq_v2")):  # AutoAWQ writes GEMM
         from_hf_config(dict(_LLAMA, quantization_config=q), "m/config.json")

@@ -6,7 +6,8 @@ MXFP4 ``modules_to_not_convert``, bitsandbytes ``llm_int8_skip_modules``, compre
 ``ignore``; GPTQ's ``modules_in_block_to_quantize`` lists the quantized ones, a list of lists),
 compressed-tensors ``re:`` patterns that are no regular expressions, ``config_groups`` ``targets``
 that are no list of names, an FP8 ``weight_block_size`` that is not two whole numbers of at least 1,
-and a 4-bit AWQ / GPTQ ``group_size`` that does not divide the model's width. Transformers and
+a 4-bit AWQ / GPTQ ``group_size`` that does not divide the model's width, and AWQ / GPTQ settings of
+the wrong kind (:func:`_check_settings`). Transformers and
 compressed-tensors iterate these lists (a text would be read letter by letter) and compile the
 ``re:`` patterns (``re.match``), so no such checkpoint loads as written.
 """
@@ -77,12 +78,45 @@ def check_quant_lists(cfg: Mapping[str, Any], where: str | None, q: Mapping[str,
             raise _error(cfg, where, f"quantization_config.{key}{problem}", "quantization_config",
                          f"Copy the checkpoint's value, e.g. \"{key}\": "
                          + ('[["self_attn.q_proj", "self_attn.k_proj"]].' if gptq else '["lm_head"].'))
+    if method in ("awq", "gptq"):
+        _check_settings(cfg, where, q, method, _error)
     if method in ("awq", "gptq") and q.get("bits", q.get("w_bit")) == 4:
         _check_group(cfg, where, q, _error)
     if method == "fp8":
         _check_block(cfg, where, q.get("weight_block_size"), _error)
     if method == "compressed-tensors":
         _check_compressed(cfg, where, q, _error)
+
+
+#: AWQ kernel versions Transformers loads (AwqConfig ``version``: AWQLinearVersion gemm, gemv, exllama, ipex;
+#: AutoAWQ writes them in capitals, "GEMM", which Transformers lower-cases).
+AWQ_VERSIONS = ("gemm", "gemv", "exllama", "ipex")
+#: The true-or-false settings of AWQ (``zero_point``) and GPTQ (``desc_act``, ``sym``, ``true_sequential``).
+_FLAGS = {"awq": ("zero_point",), "gptq": ("desc_act", "sym", "true_sequential")}
+
+
+def _check_settings(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any], method: str,
+                    error: Any) -> None:
+    """AWQ / GPTQ settings that cannot be so (h28b M3): a flag of :data:`_FLAGS` that is not true or
+    false, an AWQ ``version`` that is none of :data:`AWQ_VERSIONS` (Transformers' AwqConfig refuses
+    others), a GPTQ ``checkpoint_format`` that is no name ("gptq", "gptq_v2", "marlin")."""
+    from planner.model.config_keys import _bool_hint, _is_json
+
+    for flag in _FLAGS[method]:
+        value = q.get(flag)
+        if value is not None and not isinstance(value, bool):
+            raise error(cfg, where, f"quantization_config.{flag} must be true or false, not {_shown(value)}",
+                        "quantization_config", _bool_hint(flag, value, _is_json(where)))
+    version = q.get("version") if method == "awq" else None
+    if version is not None and not (isinstance(version, str) and version.lower() in AWQ_VERSIONS):
+        raise error(cfg, where, f"quantization_config.version must be one of {', '.join(AWQ_VERSIONS)} (the AWQ "
+                    f"kernels Transformers loads), not {_shown(version)}", "quantization_config",
+                    "Copy the checkpoint's value; AutoAWQ writes \"version\": \"gemm\" for most checkpoints.")
+    fmt = q.get("checkpoint_format") if method == "gptq" else None
+    if fmt is not None and not (isinstance(fmt, str) and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,39}", fmt)):
+        raise error(cfg, where, f"quantization_config.checkpoint_format must be the name of a GPTQ format such as "
+                    f"\"gptq\" or \"gptq_v2\", not {_shown(fmt)}", "quantization_config",
+                    "Copy the checkpoint's value (\"gptq\" unless the checkpoint says otherwise).")
 
 
 def _check_group(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any], error: Any) -> None:

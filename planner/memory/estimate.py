@@ -805,7 +805,7 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
 
         return estimate_llamacpp(w, overheads)
     wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp, engine=i.engine, scheme=i.scheme,
-                      double_quant=i.double_quant, quantize_head=i.quantize_head)
+                      double_quant=i.double_quant, quantize_head=i.quantize_head, keep=i.keep)
     src = QUANT_SRC.get(i.weights, "IEEE 754 / bfloat16 formats: bytes per value")
     if i.scheme is not None and i.weights == "fp8":
         src = "DeepSeek-V3 fp8 checkpoints (weight_scale_inv per 128 x 128 block); vLLM Fp8LinearMethod"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from planner.model.architecture import Architecture, LinearModule
 from planner.model.layout import FUSED_QKV_MODULES
-from planner.model.quantization import WeightScheme
+from planner.model.quantization import KeptModules, WeightScheme
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,62 @@ def _module_paths(arch: Architecture, m: LinearModule, layer_index: int) -> str:
     return f"{base}.mlp.{m.name}"
 
 
+def _placed(arch: Architecture) -> list[tuple[LinearModule, range]]:
+    """(module, the layer indices holding it): attention in every layer, each group's MLP in its
+    layers (DeepSeek's dense layers come first; a generic model's modules by their layer counts)."""
+    placed: list[tuple[LinearModule, range]] = []
+    if arch.generic or len(arch.layer_groups()) == 1:
+        return [(m, range(m.layers)) for m in arch.linear_modules()]
+    at = 0
+    for k, (n, g) in enumerate(arch.layer_groups()):
+        for m in g._layer_modules():
+            if m.part == "attention":
+                if k == 0:
+                    placed.append((m, range(arch.num_hidden_layers)))
+            else:
+                placed.append((m, range(at, at + n)))
+        at += n
+    return placed
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The linear modules a checkpoint's list leaves 16-bit (:func:`kept_linear`).
+
+    Attributes:
+        values: their weight values per tensor-parallel rank.
+        rows: their output rows, all ranks (per-row scales).
+        inputs: their input features, all ranks (GPTQ's g_idx).
+        tensors: how many weight tensors they are.
+    """
+
+    values: int = 0
+    rows: int = 0
+    inputs: int = 0
+    tensors: int = 0
+
+
+def kept_linear(arch: Architecture, keep: KeptModules | None, tp: int, parts: tuple[str, ...]) -> Kept:
+    """The modules of ``parts`` ('attention', 'mlp', 'expert', 'param') that ``keep`` leaves unquantized,
+    each named as Transformers checkpoints name it (``model.layers.3.mlp.up_proj``; an expert by expert 0;
+    routers are never quantized and never counted). Kept modules load in the checkpoint's 16-bit dtype
+    (Transformers skips their replacement: quantizers_utils ``should_convert_module``; optimum's GPTQ
+    ``modules_in_block_to_quantize``)."""
+    if keep is None:
+        return Kept()
+    values = rows = inputs = tensors = 0
+    for m, indices in _placed(arch):
+        if m.part not in parts:
+            continue
+        n = sum(keep.keeps(_module_paths(arch, m, k)) for k in indices) * m.count
+        i, o, _ = rank_shape(arch, m, tp)
+        values += i * o * n
+        rows += m.out_features * n
+        inputs += m.in_features * n
+        tensors += n
+    return Kept(values, rows, inputs, tensors)
+
+
 def scheme_weight_bytes(arch: Architecture, scheme: WeightScheme, *, tp: int = 1, engine: str = "hf") -> WeightBytes:
     """Bytes of the weights per GPU of a checkpoint stored in ``scheme`` (planner.model.quantization).
 
@@ -151,22 +207,7 @@ def scheme_weight_bytes(arch: Architecture, scheme: WeightScheme, *, tp: int = 1
     packed = scheme_bytes = zero_bytes = extra_bytes = 0
     kept = 0  # 16-bit linear values (ignored modules, routers)
     biases = 0
-    # (module, the layer indices holding it): attention in every layer, each group's MLP in its
-    # layers (DeepSeek's dense layers come first; a generic model's modules by their layer counts)
-    placed: list[tuple[LinearModule, range]] = []
-    if arch.generic or len(arch.layer_groups()) == 1:
-        placed = [(m, range(m.layers)) for m in arch.linear_modules()]
-    else:
-        at = 0
-        for k, (n, g) in enumerate(arch.layer_groups()):
-            for m in g._layer_modules():
-                if m.part == "attention":
-                    if k == 0:
-                        placed.append((m, range(arch.num_hidden_layers)))
-                else:
-                    placed.append((m, range(at, at + n)))
-            at += n
-    for m, indices in placed:
+    for m, indices in _placed(arch):
         i, o, b = rank_shape(arch, m, tp)
         biases += b * m.count * len(indices)
         if m.part == "router":
@@ -218,7 +259,8 @@ def scheme_weight_bytes(arch: Architecture, scheme: WeightScheme, *, tp: int = 1
 
 def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_quant: bool = True,
                  tp: int = 1, unquantized_bytes: int = 2, engine: str = "hf",
-                 scheme: WeightScheme | None = None, quantize_head: bool = False) -> WeightBytes:
+                 scheme: WeightScheme | None = None, quantize_head: bool = False,
+                 keep: KeptModules | None = None) -> WeightBytes:
     """Bytes of the model's weights per GPU in format ``fmt``.
 
     Args:
@@ -240,6 +282,11 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             model dtype.
         quantize_head: bitsandbytes (nf4, int8) quantizes the output head too (Lightning's
             ``BitsandbytesPrecision`` converts every ``nn.Linear``, as LitGPT uses it).
+        keep: the modules the checkpoint's ``quantization_config`` leaves 16-bit (AWQ, FP8 and MXFP4
+            ``modules_to_not_convert``, bitsandbytes ``llm_int8_skip_modules``, GPTQ
+            ``modules_in_block_to_quantize``: planner.model.quantization.kept_modules), for
+            'int4-gptq', 'int4-awq', 'nf4', 'int8', 'fp8' and 'mxfp4': their weights count as 16-bit
+            values (:func:`kept_linear`).
 
     Raises:
         ValueError: unknown format (callers validate names first).
@@ -271,12 +318,16 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         extra = router_extra if b == 2 else 0
         return WeightBytes(lin * b, 0, rest * b + extra, f"{total_params:,} params{rank} x {b} B ({fmt})"
                            + (router_text if extra else ""))
+    kept = kept_linear(arch, keep if fmt in ("int4-gptq", "int4-awq", "fp8") else None, tp,
+                       ("attention", "mlp", "expert", "param"))
+    kept_text = (f" (incl. {kept.values:,} linear values left 16-bit by quantization_config.{keep.key})"
+                 if keep is not None and kept.values else "")
     if fmt == "fp8":
-        n_tensors = sum(m.count * m.layers for m in mods)
+        n_tensors = sum(m.count * m.layers for m in mods) - kept.tensors
         consts = n_tensors * 4
-        return WeightBytes(lin, consts, rest * 2 + router_extra,
-                           f"{per}{lin:,} linear params x 1 B + {n_tensors:,} fp32 scales x 4 B + {rest:,} other "
-                           "params x 2 B" + router_text)
+        return WeightBytes(lin - kept.values, consts, (rest + kept.values) * 2 + router_extra,
+                           f"{per}{lin - kept.values:,} linear params x 1 B + {n_tensors:,} fp32 scales x 4 B + "
+                           f"{rest + kept.values:,} other params x 2 B" + kept_text + router_text)
     # bitsandbytes (int8, nf4) replaces nn.Linear modules only. Transformers 5 keeps a mixture of
     # experts' weights and its router as parameters of their own (MixtralExperts/TopKRouter,
     # Qwen3MoeExperts/TopKRouter, GptOssExperts/TopKRouter), so they load in 16-bit: only the
@@ -287,11 +338,16 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     if quantize_head and fmt in ("nf4", "int8") and pc.lm_head:
         head = -(-pc.lm_head // tp)
         bnb_lin, bnb_rest = bnb_lin + head, bnb_rest - head
+    if fmt in ("nf4", "int8"):
+        kept = kept_linear(arch, keep, tp, ("attention", "mlp"))
+        kept_text = (f" (incl. {kept.values:,} linear values left 16-bit by quantization_config.{keep.key})"
+                     if keep is not None and kept.values else "")
+        bnb_lin, bnb_rest = bnb_lin - kept.values, bnb_rest + kept.values
     bnb_mods = bnb_linear_modules(arch)
     bnb_note = (f" (the {experts:,} MoE expert and router params are not quantized: parameters, not nn.Linear)"
                 if experts else "")
     if fmt == "int8":
-        rows = sum(m.out_features * m.count * m.layers for m in bnb_mods) // tp
+        rows = (sum(m.out_features * m.count * m.layers for m in bnb_mods) - kept.rows) // tp
         if quantize_head and pc.lm_head:
             rows += -(-arch.vocab_size // tp)
         u = unquantized_bytes
@@ -299,22 +355,25 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         return WeightBytes(bnb_lin, rows * 4, bnb_rest * u + extra,
                            f"{per}{bnb_lin:,} linear params x 1 B + {rows:,} fp32 row scales x 4 B + {bnb_rest:,} "
                            f"other params x {u} B" + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "")
-                           + bnb_note + (router_text if extra else ""))
+                           + kept_text + bnb_note + (router_text if extra else ""))
     if fmt in ("int4-gptq", "int4-awq"):
         # group_size -1 (GPTQ's "no grouping"): one scale and zero per output column
-        groups = (sum(m.out_features * m.count * m.layers for m in mods) // tp if group_size == -1
+        lin -= kept.values
+        rest += kept.values
+        groups = ((sum(m.out_features * m.count * m.layers for m in mods) - kept.rows) // tp if group_size == -1
                   else -(-lin // group_size))
         consts = groups * 2 + -(-groups // 2)  # fp16 scale + packed 4-bit zero per group and column
         g_idx = 0
         if fmt == "int4-gptq":
-            g_idx = sum(m.in_features * m.count * m.layers for m in mods) * 4
+            g_idx = (sum(m.in_features * m.count * m.layers for m in mods) - kept.inputs) * 4
             consts += g_idx
         return WeightBytes(
             -(-lin // 2), consts, rest * 2 + router_extra,
             f"{per}{lin:,} linear params x 0.5 B + {groups:,} "
             + (f"groups of {group_size}" if group_size != -1 else "output columns (group_size -1)")
             + " x (2 B scale + 0.5 B zero)"
-            + (f" + g_idx {g_idx:,} B" if g_idx else "") + f" + {rest:,} other params x 2 B" + router_text)
+            + (f" + g_idx {g_idx:,} B" if g_idx else "") + f" + {rest:,} other params x 2 B" + kept_text
+            + router_text)
     if fmt == "nf4":
         bits = nf4_constant_bits(double_quant)
         consts = int(round(bnb_lin * bits / 8))
@@ -325,19 +384,22 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             f"{per}{bnb_lin:,} linear params" + (" (output head included)" if quantize_head and pc.lm_head else "")
             + f" x 0.5 B + {consts:,} B of constants ({bits:.3f} bits/param,"
             f" {'double' if double_quant else 'single'} quantization) + {bnb_rest:,} other params x {u} B"
-            + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "") + bnb_note
+            + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "") + kept_text + bnb_note
             + (router_text if extra else ""))
     if fmt == "mxfp4":
         experts = arch.expert_parameters
         if not experts:
             raise ValueError("mxfp4 quantizes MoE experts; the model has none")
-        experts = -(-experts // tp)
+        kept = kept_linear(arch, keep, tp, ("expert",))
+        experts = -(-experts // tp) - kept.values
         other = lin - experts + rest
+        kept_text = (f" (incl. {kept.values:,} expert values left bf16 by quantization_config.{keep.key})"
+                     if keep is not None and kept.values else "")
         scales = -(-experts // 32)
         return WeightBytes(
             -(-experts // 2), scales, other * 2,
             f"{per}{experts:,} expert params x 0.5 B (FP4) + {scales:,} E8M0 scales x 1 B (one per 32) + "
-            f"{other:,} other params x 2 B (bf16)")
+            f"{other:,} other params x 2 B (bf16)" + kept_text)
     raise ValueError(f"unknown weight format {fmt!r}")
 
 

@@ -318,7 +318,8 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
     ``w_bit``) that is no whole number from 1 to 16; ``rope_scaling`` that is no mapping, or whose
     ``factor`` is no finite number of at least 1 (Transformers' rope validation asks for a float >= 1:
     the trained context is stretched ``factor`` times, modeling_rope_utils.py), or whose type is none Transformers
-    builds; an activation that is no name (:func:`_check_names`).
+    builds; an activation that is no name (:func:`_check_names`); module lists, ``re:`` patterns and an fp8
+    ``weight_block_size`` that cannot be read (planner.model.quant_checks).
 
     Raises:
         ModelConfigError: at the key, with its line in a config.json file.
@@ -394,6 +395,9 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
                              foreign if foreign else
                              f"Write the number without quotes: {group.strip()}." if quoted else
                              "Copy the checkpoint's value (most GPTQ and AWQ checkpoints use 128).")
+        from planner.model.quant_checks import check_quant_lists
+
+        check_quant_lists(cfg, where, q)
     rs = cfg.get("rope_scaling")
     if rs is not None:
         if not isinstance(rs, Mapping):

@@ -80,6 +80,8 @@ class WeightScheme:
         """Whether the module at ``path`` (e.g. ``model.layers.0.mlp.gate``) stays unquantized:
         an ``ignore`` entry equal to it or to its last component, or an ``re:`` pattern that
         matches it (compressed-tensors ``is_match``: ``re.match`` on the module name)."""
+        if self.method == "fp8":  # Transformers' FineGrainedFP8 reads modules_to_not_convert
+            return KeptModules("modules_to_not_convert", self.ignore).keeps(path)
         last = path.rpartition(".")[2]
         for entry in self.ignore:
             if entry.startswith("re:"):
@@ -98,6 +100,67 @@ class WeightScheme:
         else:
             how = f"per-{self.strategy} scales"
         return f"{self.method} {self.name} ({how}{'' if self.symmetric else ', zero points'})"
+
+
+def transformers_skips(entry: str, path: str) -> bool:
+    """Whether a ``modules_to_not_convert`` / ``llm_int8_skip_modules`` entry names the module at
+    ``path``: the entry is a part of the path (Transformers 4's ``_replace_with_bnb_linear``,
+    ``replace_with_awq_linear`` and ``replace_with_fp8_linear``: ``key in ".".join(current_key_name)``,
+    so ``mlp`` names every MLP projection), or a regular expression matching the path from its start
+    (Transformers 5 quantizers_utils ``should_convert_module``: ``re.match(key, full_name)``, so
+    ``model.layers.*.self_attn`` names the attention of every layer; an entry that is no regular
+    expression is read as text only)."""
+    if entry in path:
+        return True
+    try:
+        return re.match(entry, path) is not None
+    except re.error:
+        return False
+
+
+@dataclass(frozen=True)
+class KeptModules:
+    """The linear modules a quantized checkpoint leaves in 16-bit, as its ``quantization_config`` lists them.
+
+    Attributes:
+        key: the config key (``modules_to_not_convert`` for AWQ, FP8 and MXFP4, ``llm_int8_skip_modules``
+            for bitsandbytes, ``modules_in_block_to_quantize`` for GPTQ).
+        names: the entries (GPTQ's nested lists flattened).
+        only: the names are the modules quantized inside each block, every other is kept (GPTQ:
+            optimum's ``GPTQQuantizer.convert_model`` keeps a layer's module only when its name ends with
+            one of them, ``name.endswith(layer)``; Transformers' GPTQ loading goes through it).
+    """
+
+    key: str
+    names: tuple[str, ...]
+    only: bool = False
+
+    def keeps(self, path: str) -> bool:
+        """Whether the module at ``path`` (``model.layers.0.mlp.up_proj``) stays 16-bit."""
+        if self.only:
+            return not any(path.endswith(n) for n in self.names)
+        return any(transformers_skips(n, path) for n in self.names)
+
+
+#: The key listing a checkpoint's unquantized modules, by quant_method.
+KEPT_KEYS = {"awq": "modules_to_not_convert", "fp8": "modules_to_not_convert", "mxfp4": "modules_to_not_convert",
+             "bitsandbytes": "llm_int8_skip_modules", "gptq": "modules_in_block_to_quantize"}
+
+
+def kept_modules(qcfg: Mapping[str, Any]) -> KeptModules | None:
+    """The modules a ``quantization_config`` of AWQ, GPTQ, bitsandbytes, FP8 or MXFP4 leaves unquantized
+    (:class:`KeptModules`), or None when it lists none (a list of texts: config.json's checks refuse
+    others, planner.model.quant_checks)."""
+    method = str(qcfg.get("quant_method", "")).lower()
+    key = KEPT_KEYS.get(method)
+    value = qcfg.get(key) if key else None
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    names: list[str] = []
+    for item in value:
+        names.extend(item if isinstance(item, (list, tuple)) else [item])
+    names = [n for n in names if isinstance(n, str) and n]
+    return KeptModules(key, tuple(names), only=method == "gptq") if names or method == "gptq" else None
 
 
 #: compressed-tensors weight strategies the schemes above size.

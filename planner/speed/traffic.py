@@ -58,7 +58,7 @@ def expert_read_fraction(*, experts: int, per_token: int, tokens: int) -> float:
 
 
 def moe_expert_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, tp: int = 1, engine: str = "hf",
-                     scheme: Any = None) -> int:
+                     scheme: Any = None, keep: Any = None) -> int:
     """Bytes of the routed experts in ``weight_bytes(arch, fmt)`` (per tensor-parallel rank).
 
     Taken as E x the bytes one more expert adds (``weight_bytes`` of the model with E + 1 experts
@@ -69,7 +69,7 @@ def moe_expert_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, tp:
     if not arch.is_moe:
         return 0
     e = arch.num_local_experts
-    kw = dict(group_size=group_size, tp=tp, engine=engine, scheme=scheme)
+    kw = dict(group_size=group_size, tp=tp, engine=engine, scheme=scheme, keep=keep)
     one = (weight_bytes(replace(arch, num_local_experts=e + 1), fmt, **kw).total
            - weight_bytes(arch, fmt, **kw).total)
     return e * one
@@ -243,7 +243,7 @@ def decode_reads(w, est) -> DecodeReads:
         experts = float(est.extra.get("llamacpp_expert_gpu_bytes", 0))
     else:
         experts = float(moe_expert_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp, engine=i.engine,
-                                         scheme=i.scheme))
+                                         scheme=i.scheme, keep=i.keep))
     experts = min(experts, weights)
     E, k = arch.num_local_experts, arch.num_experts_per_tok
     share = expert_read_fraction(experts=E, per_token=k, tokens=c) if arch.is_moe else 1.0

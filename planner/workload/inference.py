@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from planner.model.architecture import Architecture
-from planner.model.quantization import weight_scheme
+from planner.model.quantization import kept_modules, weight_scheme
 from planner.core.errors import InputError
 from planner.core.fields import Entry
 from planner.workload.options import (
@@ -181,16 +181,17 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
             warnings.append(f"vLLM refuses a max_model_len ({context:,}) above the model's maximum "
                             f"(max_position_embeddings {arch.max_position_embeddings:,}) unless the environment of "
                             "vllm serve sets VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")
-    scheme = None
+    scheme = keep = None
     if weights == ckpt_fmt and isinstance(arch.extra.get("quantization_config"), Mapping):
         scheme, _ = weight_scheme(arch.extra["quantization_config"])
+        keep = kept_modules(arch.extra["quantization_config"]) if scheme is None else None
     warnings.extend(architecture_warnings(arch))
     enable_lora, max_loras, lora_rank, cpu_loras = _vllm_lora(entry, engine, arch)
     double_quant, quantize_head = _bnb_options(entry, engine, weights, checkpoint_double_quant(arch)
                                                if ckpt_fmt == weights == "nf4" else None)
     return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
-                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme,
+                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme, keep=keep,
                      engine_defaulted=defaulted, engine_version=engine_version(entry, engine),
                      enable_lora=enable_lora, max_loras=max_loras, max_lora_rank=lora_rank, max_cpu_loras=cpu_loras,
                      double_quant=double_quant, quantize_head=quantize_head)

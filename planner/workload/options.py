@@ -15,7 +15,7 @@ from typing import Any
 
 from planner.core.fields import ascii_digits_hint, shown_number
 from planner.core.units import dotted_thousands, separator_problem
-from planner.model.quantization import WeightScheme
+from planner.model.quantization import KeptModules, WeightScheme
 from planner.workload.frameworks import CURRENT_BNB_VERSION, bnb_keeps_4bit_inputs
 
 TASKS = ("train", "infer")
@@ -303,6 +303,9 @@ class Inference:
         scheme: how the checkpoint stores its quantized weights (planner.model.quantization) when the
             weights are sized as the checkpoint declares them: compressed-tensors, or fp8 with
             block scales (DeepSeek-V3); None otherwise.
+        keep: the modules the checkpoint's quantization_config leaves 16-bit (AWQ, FP8, MXFP4
+            ``modules_to_not_convert``, bitsandbytes ``llm_int8_skip_modules``, GPTQ
+            ``modules_in_block_to_quantize``) when the weights are sized as it declares them; None otherwise.
         gpu_layers: engine llama.cpp: ``n_gpu_layers`` (``-ngl``), layers on the GPU counting the
             output layer, 0 to n_layer + 1 (None: all of them). planner.memory.llamacpp.
         flash_attention: engine llama.cpp: ``-fa on`` (the default ``auto`` turns it on on CUDA).
@@ -348,6 +351,7 @@ class Inference:
     imatrix: bool | None = None
     mla_kv_layout: str | None = None  # engine llama.cpp, MLA models: 'latent' or 'per_head' (None: latent)
     scheme: WeightScheme | None = None  # the checkpoint's storage scheme (compressed-tensors, block fp8)
+    keep: KeptModules | None = None  # the modules the checkpoint leaves 16-bit (AWQ, GPTQ, bnb, fp8, mxfp4)
     engine_defaulted: bool = False
     engine_version: str | None = None
     enable_lora: bool = False

@@ -1,0 +1,183 @@
+"""Checks of a config.json ``quantization_config``'s module lists and block sizes (h28b N2, N3).
+
+:func:`check_quant_lists` refuses what the sizing code reads from a ``quantization_config`` and cannot
+take: the lists of modules a checkpoint leaves unquantized that are no lists of names (AWQ, FP8 and
+MXFP4 ``modules_to_not_convert``, bitsandbytes ``llm_int8_skip_modules``, compressed-tensors
+``ignore``; GPTQ's ``modules_in_block_to_quantize`` lists the quantized ones, a list of lists),
+compressed-tensors ``re:`` patterns that are no regular expressions, ``config_groups`` ``targets``
+that are no list of names, an FP8 ``weight_block_size`` that is not two whole numbers of at least 1,
+a 4-bit AWQ / GPTQ ``group_size`` that does not divide the model's width, and AWQ / GPTQ settings of
+the wrong kind (:func:`_check_settings`). Transformers and
+compressed-tensors iterate these lists (a text would be read letter by letter) and compile the
+``re:`` patterns (``re.match``), so no such checkpoint loads as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+#: The largest fp8 ``weight_block_size`` side read (DeepSeek-V3 uses 128; the group-size bound).
+MAX_BLOCK = 1_000_000
+
+
+def _names_problem(value: Any, nested: bool, example: str = "lm_head") -> str | None:
+    """What is wrong with a list of module names (None: nothing), the words starting with the index
+    of a bad item ('[2] must be ...') or a space; ``nested``: a list of such lists may stand for it
+    (GPTQ's blocks)."""
+    if not isinstance(value, (list, tuple)):
+        return f" must be a list of names such as [\"{example}\"], not {_shown(value)}"
+    for k, item in enumerate(value):
+        if nested and isinstance(item, (list, tuple)):
+            inner = _names_problem(item, False, example)
+            if inner:
+                return f"[{k}]{inner}"
+            continue
+        if not isinstance(item, str) or not item.strip():
+            return f"[{k}] must be a name such as \"{example}\", not {_shown(item)}"
+    return None
+
+
+def _shown(value: Any) -> str:
+    from planner.model.config_keys import _shown as shown
+
+    return shown(value)
+
+
+def _pattern_problem(names: Any) -> str | None:
+    """The first compressed-tensors ``re:`` entry of ``names`` that does not compile, in words."""
+    for k, item in enumerate(names):
+        if isinstance(item, str) and item.startswith("re:"):
+            try:
+                re.compile(item[3:])
+            except (re.error, RecursionError, OverflowError) as exc:
+                why = exc.msg if isinstance(exc, re.error) else type(exc).__name__
+                return f"[{k}]: {_shown(item)} is not a regular expression ({why})"
+    return None
+
+
+def check_quant_lists(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any]) -> None:
+    """Refuse a ``quantization_config`` ``q`` whose module lists or fp8 block size cannot be read (module
+    docstring), at config.json's ``quantization_config`` key.
+
+    Raises:
+        ModelConfigError: one line naming the field and what it takes.
+    """
+    from planner.model.config_keys import _error
+    from planner.model.quantization import KEPT_KEYS
+
+    method = str(q.get("quant_method", "")).lower()
+    keys = {KEPT_KEYS[method]} if method in KEPT_KEYS else set()
+    keys |= {"modules_to_not_convert"} if "modules_to_not_convert" in q else set()
+    for key in sorted(keys):
+        value = q.get(key)
+        gptq = key == "modules_in_block_to_quantize"
+        problem = None if value is None else _names_problem(value, gptq, "self_attn.q_proj" if gptq else "lm_head")
+        if problem:
+            raise _error(cfg, where, f"quantization_config.{key}{problem}", "quantization_config",
+                         f"Copy the checkpoint's value, e.g. \"{key}\": "
+                         + ('[["self_attn.q_proj", "self_attn.k_proj"]].' if gptq else '["lm_head"].'))
+    if method in ("awq", "gptq"):
+        _check_settings(cfg, where, q, method, _error)
+    if method in ("awq", "gptq") and q.get("bits", q.get("w_bit")) == 4:
+        _check_group(cfg, where, q, _error)
+    if method == "fp8":
+        _check_block(cfg, where, q.get("weight_block_size"), _error)
+    if method == "compressed-tensors":
+        _check_compressed(cfg, where, q, _error)
+
+
+#: AWQ kernel versions Transformers loads (AwqConfig ``version``: AWQLinearVersion gemm, gemv, exllama, ipex;
+#: AutoAWQ writes them in capitals, "GEMM", which Transformers lower-cases).
+AWQ_VERSIONS = ("gemm", "gemv", "exllama", "ipex")
+#: The true-or-false settings of AWQ (``zero_point``) and GPTQ (``desc_act``, ``sym``, ``true_sequential``).
+_FLAGS = {"awq": ("zero_point",), "gptq": ("desc_act", "sym", "true_sequential")}
+
+
+def _check_settings(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any], method: str,
+                    error: Any) -> None:
+    """AWQ / GPTQ settings that cannot be so (h28b M3): a flag of :data:`_FLAGS` that is not true or
+    false, an AWQ ``version`` that is none of :data:`AWQ_VERSIONS` (Transformers' AwqConfig refuses
+    others), a GPTQ ``checkpoint_format`` that is no name ("gptq", "gptq_v2", "marlin")."""
+    from planner.model.config_keys import _bool_hint, _is_json
+
+    for flag in _FLAGS[method]:
+        value = q.get(flag)
+        if value is not None and not isinstance(value, bool):
+            raise error(cfg, where, f"quantization_config.{flag} must be true or false, not {_shown(value)}",
+                        "quantization_config", _bool_hint(flag, value, _is_json(where)))
+    version = q.get("version") if method == "awq" else None
+    if version is not None and not (isinstance(version, str) and version.lower() in AWQ_VERSIONS):
+        raise error(cfg, where, f"quantization_config.version must be one of {', '.join(AWQ_VERSIONS)} (the AWQ "
+                    f"kernels Transformers loads), not {_shown(version)}", "quantization_config",
+                    "Copy the checkpoint's value; AutoAWQ writes \"version\": \"gemm\" for most checkpoints.")
+    fmt = q.get("checkpoint_format") if method == "gptq" else None
+    if fmt is not None and not (isinstance(fmt, str) and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,39}", fmt)):
+        raise error(cfg, where, f"quantization_config.checkpoint_format must be the name of a GPTQ format such as "
+                    f"\"gptq\" or \"gptq_v2\", not {_shown(fmt)}", "quantization_config",
+                    "Copy the checkpoint's value (\"gptq\" unless the checkpoint says otherwise).")
+
+
+def _check_group(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any], error: Any) -> None:
+    """A 4-bit AWQ / GPTQ ``group_size`` (AWQ's ``q_group_size``) that does not divide the model's width
+    (``hidden_size``; GPT-2's ``n_embd``): each row would end in a part of a group, which the int4 sizing
+    does not take (planner.workload.inference refuses such a ``group_size`` given by the user too) (h28b M7: told at config.json's key, not at the
+    workload's ``group_size``, which the user did not give). A value that is no whole number is told
+    before (planner.model.config_keys.check_declared)."""
+    width = next((cfg.get(k) for k in ("hidden_size", "n_embd") if cfg.get(k) is not None), None)
+    for key in ("group_size", "q_group_size"):
+        group = q.get(key)
+        if isinstance(group, float) and group.is_integer():
+            group = int(group)
+        if (isinstance(width, int) and not isinstance(width, bool) and width > 0 and isinstance(group, int)
+                and not isinstance(group, bool) and group > 0 and width % group):
+            fits = [g for g in (32, 64, 128, 256) if width % g == 0]
+            raise error(cfg, where, f"quantization_config.{key} {group} does not divide the model's width "
+                        f"(hidden_size {width}): each row of weights would end in a part of a group, which the int4 "
+                        "sizing does not take",
+                        "quantization_config", "Copy the checkpoint's value"
+                        + (f" ({' or '.join(map(str, fits))}; most GPTQ and AWQ checkpoints use 128)." if fits else "."))
+        if group is not None:
+            return
+
+
+def _check_block(cfg: Mapping[str, Any], where: str | None, block: Any, error: Any) -> None:
+    """An fp8 ``weight_block_size``: absent/null (one scale per tensor) or two whole numbers from 1 to
+    :data:`MAX_BLOCK` (rows, columns per fp32 scale; Transformers' FineGrainedFP8Config asks for two
+    positive integers)."""
+    if block is None:
+        return
+    ok = (isinstance(block, (list, tuple)) and len(block) == 2
+          and all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= MAX_BLOCK for b in block))
+    if not ok:
+        raise error(cfg, where, "quantization_config.weight_block_size must be two whole numbers from 1 to "
+                    f"{MAX_BLOCK:,} (rows and columns per scale), not {_shown(block)}", "quantization_config",
+                    "Copy the checkpoint's value, e.g. \"weight_block_size\": [128, 128] (DeepSeek-V3); "
+                    "without block scales, leave the key out.")
+
+
+def _check_compressed(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any], error: Any) -> None:
+    """compressed-tensors ``ignore`` and each ``config_groups`` entry's ``targets``: lists of module names
+    or class names, whose ``re:`` entries are regular expressions (compressed-tensors ``is_match``
+    compiles them)."""
+    ignore = q.get("ignore")
+    if ignore is not None:
+        problem = _names_problem(ignore, False) or _pattern_problem(ignore)
+        if problem:
+            raise error(cfg, where, f"quantization_config.ignore{problem}",
+                        "quantization_config", "Copy the list as the checkpoint publishes it, e.g. \"ignore\": "
+                        "[\"lm_head\"]; a pattern is written \"re:\" and a Python regular expression, "
+                        "e.g. \"re:.*mlp.gate$\".")
+    groups = q.get("config_groups")
+    if not isinstance(groups, Mapping):
+        return
+    for name, group in groups.items():
+        targets = group.get("targets") if isinstance(group, Mapping) else None
+        if targets is None:
+            continue
+        problem = _names_problem(targets, False, "Linear") or _pattern_problem(targets)
+        if problem:
+            raise error(cfg, where, f"quantization_config.config_groups.{name}.targets{problem}",
+                        "quantization_config", "Copy the list as the checkpoint publishes it, e.g. "
+                        "\"targets\": [\"Linear\"].")

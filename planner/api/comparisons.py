@@ -223,7 +223,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     from planner.core.units import dotted_thousands, separator_problem
 
     for name, raw in items:
-        plain = plain_number(raw)
+        plain = plain_number(raw, entry=f"tokens_per_month[{name!r}]" if name else "tokens_per_month")
         count = parse_token_count(plain)  # numpy.int64, Decimal, Fraction: the number they hold
         bare = isinstance(raw, str) and re.fullmatch(r"\s*[0-9][0-9,]*\s*", raw) is not None  # a whole count
         separated = separator_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}",

@@ -1,0 +1,166 @@
+"""Issue 28, hostile pass 28: tester B's findings fixed on branch f28b.
+
+Covers:
+- N1: a caller's number type registered with ``numbers.Integral`` / ``numbers.Real`` / ``numbers.Rational`` (no int
+  or float subclass) whose own ``__int__``, ``__index__``, ``__float__`` or ``denominator`` raises, or whose
+  ``__float__`` gives a text, is an InputError naming the keyword or entry ('could not be read as a number:
+  RuntimeError: ...') in estimate, fit, plan and compare; so is a ``collections.abc.Mapping`` or ``Sequence`` (no
+  dict or list) whose iteration or item access raises, naming the scenario, ``workloads`` or ``workloads[0]``.
+"""
+from __future__ import annotations
+
+import collections
+import collections.abc as cabc
+import numbers
+from pathlib import Path
+
+import pytest
+import yaml
+
+from planner import compare, estimate, fit, plan
+from planner.core.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVE = ROOT / "scenarios" / "serve-7b-2k-1user.yaml"
+
+
+class OddInt:
+    """An Integral (registered) whose conversions raise."""
+
+    def __int__(self):
+        raise RuntimeError("boom from __int__")
+
+    def __index__(self):
+        raise RuntimeError("boom from __index__")
+
+
+numbers.Integral.register(OddInt)
+
+
+class OddReal:
+    """A Real (registered) whose __float__ raises."""
+
+    def __float__(self):
+        raise RuntimeError("boom from __float__")
+
+
+numbers.Real.register(OddReal)
+
+
+class ZeroDenominator:
+    """A Rational (registered) holding 1/0."""
+
+    numerator = 1
+    denominator = 0
+
+    def __float__(self):
+        raise ZeroDivisionError("Fraction(1, 0)")
+
+
+numbers.Rational.register(ZeroDenominator)
+
+
+class TextFloat:
+    """A Real (registered) whose __float__ gives a text."""
+
+    def __float__(self):
+        return "4096"
+
+
+numbers.Real.register(TextFloat)
+
+
+class RaisingMapping(cabc.Mapping):
+    def __getitem__(self, key):
+        raise RuntimeError("boom getitem")
+
+    def __iter__(self):
+        raise RuntimeError("boom iter")
+
+    def __len__(self):
+        return 1
+
+
+class RaisingSequence(cabc.Sequence):
+    def __getitem__(self, index):
+        raise RuntimeError("boom seq")
+
+    def __len__(self):
+        return 1
+
+
+def _scenario() -> dict:
+    return yaml.safe_load(SERVE.read_text(encoding="utf-8"))
+
+
+def _error(call) -> InputError:
+    with pytest.raises(InputError) as info:
+        call()
+    return info.value
+
+
+INFER = dict(model="llama-2-7b", task="infer", weights="bf16")
+
+
+@pytest.mark.parametrize("call, entry, raised", [
+    (lambda: estimate(**INFER, context=OddInt()), "context", "RuntimeError: boom from __int__"),
+    (lambda: estimate(**INFER, context=4096, gpu="rtx-4090", headroom=OddReal()), "headroom",
+     "RuntimeError: boom from __float__"),
+    (lambda: estimate(**INFER, context=4096, gpu="rtx-4090", headroom=ZeroDenominator()), "headroom",
+     "ZeroDivisionError: Fraction(1, 0)"),
+    (lambda: estimate(**INFER, context=4096, gpu="rtx-4090", headroom=TextFloat()), "headroom", "TypeError: "),
+    (lambda: estimate(**INFER, context=4096, gpu="rtx-4090", headroom=OddInt()), "headroom",
+     "RuntimeError: boom from __int__"),
+    (lambda: fit(model="llama-2-7b", gpu="rtx-4090", task="infer", weights="bf16", context="max", gpus=OddInt()),
+     "gpus", "RuntimeError: boom from __int__"),
+    (lambda: compare(SERVE, top=OddInt()), "top", "RuntimeError: boom from __int__"),
+    (lambda: compare(SERVE, tokens_per_month=OddReal()), "tokens_per_month", "RuntimeError: boom from __float__"),
+    (lambda: plan(SERVE, top=OddInt()), "top", "RuntimeError: boom from __int__"),
+])
+def test_registered_number_whose_conversion_raises_is_input_error(call, entry, raised):
+    err = _error(call)
+    # the keyword named first, then what the caller's own conversion raised (the exception's type and text)
+    assert str(err).startswith(f"{entry}: could not be read as a number: {raised}")
+
+
+def test_scenario_mapping_numbers_whose_conversion_raises_name_their_key():
+    sc = _scenario()
+    workload = {**sc["workloads"][0], "context": OddInt()}
+    err = _error(lambda: plan({**sc, "workloads": [workload]}))
+    assert str(err).startswith("workloads[0].context: could not be read as a number: RuntimeError: boom from __int__")
+    err = _error(lambda: plan({**sc, "constraints": {"budget_usd": OddReal()}}))
+    assert str(err).startswith("constraints.budget_usd: could not be read as a number: RuntimeError: boom from")
+
+
+@pytest.mark.parametrize("make, entry, kind, raised", [
+    (lambda sc: {**sc, "workloads": [RaisingMapping()]}, "scenario.workloads[0]", "mapping", "boom iter"),
+    (lambda sc: {**sc, "workloads": RaisingSequence()}, "scenario.workloads", "list", "boom seq"),
+    (lambda sc: {**sc, "constraints": RaisingMapping()}, "scenario.constraints", "mapping", "boom iter"),
+    (lambda sc: RaisingMapping(), "scenario", "mapping", "boom iter"),
+])
+def test_container_whose_iteration_raises_is_input_error(make, entry, kind, raised):
+    err = _error(lambda: plan(make(_scenario())))
+    assert str(err).startswith(f"{entry}: could not be read as a {kind}: RuntimeError: {raised}")
+
+
+def test_honest_abc_containers_still_taken():
+    # a UserList of workloads and a UserDict scenario are read as the list and dict they hold
+    sc = _scenario()
+    direct = plan(sc)
+    by_list = plan({**sc, "workloads": collections.UserList(sc["workloads"])})
+    by_dict = plan(collections.UserDict(sc))
+    assert by_list.choice["gpu_id"] == direct.choice["gpu_id"] and by_list.total_usd == direct.total_usd
+    assert by_dict.choice["gpu_id"] == direct.choice["gpu_id"] and by_dict.total_usd == direct.total_usd
+
+
+def test_exception_text_clipped_to_one_line():
+    class Loud:
+        def __float__(self):
+            raise RuntimeError("line one\nline two " + "x" * 500)
+
+    numbers.Real.register(Loud)
+    err = _error(lambda: estimate(**INFER, context=4096, gpu="rtx-4090", headroom=Loud()))
+    text = str(err)
+    assert "\n" not in text
+    assert "line one line two xxx" in text
+    assert len(text) < 400  # the 500 x's clipped (at 80 characters of the exception's text)

@@ -164,3 +164,48 @@ def test_exception_text_clipped_to_one_line():
     assert "\n" not in text
     assert "line one line two xxx" in text
     assert len(text) < 400  # the 500 x's clipped (at 80 characters of the exception's text)
+
+
+# ----- N4: budget_usd has a ceiling ------------------------------------------------------------------------------
+QLORA_COMPARE = ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"
+
+
+def _with_budget(tmp_path: Path, written: str) -> Path:
+    text = QLORA_COMPARE.read_text(encoding="utf-8")
+    assert "  allowed_gpus:" in text
+    path = tmp_path / "bu.yaml"
+    path.write_text(text.replace("  allowed_gpus:", f"  budget_usd: {written}\n  allowed_gpus:", 1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("command", ["plan", "compare"])
+@pytest.mark.parametrize("written, shown", [("1.0e+307", "1.0e+307"), ("1.7976931348623157e+308",
+                                                                         "1.7976931348623157e+308"),
+                                            ("1.0e+306", "1.0e+306"), ("1000000000000.01", "1000000000000.01")])
+def test_budget_over_the_ceiling_is_one_line(tmp_path, command, written, shown):
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    path = _with_budget(tmp_path, written)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if t.startswith("  budget_usd:"))
+    args = [command, str(path)] + (["--out", str(tmp_path / "o")] if command == "plan" else [])
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2, res.output
+    assert res.output.strip() == (f"Error: {path}:{line}: constraints.budget_usd: must be at most 1000000000000, "
+                                  f"not {shown}.")
+
+
+@pytest.mark.parametrize("budget, shown", [(1e308, "1e+308"), (10**308, "1000...000 (309 digits)"),
+                                           (10**12 + 1, "1000000000001")])
+def test_api_budget_over_the_ceiling_is_input_error(budget, shown):
+    sc = yaml.safe_load((ROOT / "scenarios" / "qlora-7b-12gb.yaml").read_text(encoding="utf-8"))
+    err = _error(lambda: plan({**sc, "constraints": {**(sc.get("constraints") or {}), "budget_usd": budget}}))
+    assert str(err) == f"constraints.budget_usd: must be at most 1000000000000, not {shown}."
+
+
+def test_budget_at_the_ceiling_is_taken():
+    sc = yaml.safe_load((ROOT / "scenarios" / "qlora-7b-12gb.yaml").read_text(encoding="utf-8"))
+    free = plan(sc)
+    capped = plan({**sc, "constraints": {**(sc.get("constraints") or {}), "budget_usd": 10**12}})
+    assert capped.total_usd == free.total_usd  # a trillion-dollar budget binds nothing

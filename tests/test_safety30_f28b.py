@@ -6,6 +6,12 @@ Covers:
   ``__float__`` gives a text, is an InputError naming the keyword or entry ('could not be read as a number:
   RuntimeError: ...') in estimate, fit, plan and compare; so is a ``collections.abc.Mapping`` or ``Sequence`` (no
   dict or list) whose iteration or item access raises, naming the scenario, ``workloads`` or ``workloads[0]``.
+- N4: ``constraints.budget_usd`` has a ceiling (1.0e+12 USD): 1.0e+307 and more (once an internal OverflowError) and
+  1.0e+306 (once a 410-character dollar figure) are refused with the range line, in files (plan and compare) and API
+  mappings; the ceiling itself is taken.
+- M8: compare's less-than-one-busy-hour-a-year check names ``--tokens-per-month`` (``tokens_per_month=`` in the API)
+  for counts the option gave, spells them without an exponent (0.0000001, not 1e-07) and says a count below 1 is less
+  than one token; counts from the file still name its key.
 """
 from __future__ import annotations
 
@@ -209,3 +215,54 @@ def test_budget_at_the_ceiling_is_taken():
     free = plan(sc)
     capped = plan({**sc, "constraints": {**(sc.get("constraints") or {}), "budget_usd": 10**12}})
     assert capped.total_usd == free.total_usd  # a trillion-dollar budget binds nothing
+
+
+# ----- M8: compare's busy-hour check names --tokens-per-month and spells the count as given ------------------------
+COMPARE_QLORA = ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"
+
+
+def _compare_cli(*args: str):
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    return CliRunner().invoke(main, ["compare", str(COMPARE_QLORA), *args])
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_busy_hour_check_names_the_option_and_spells_a_fraction():
+    assert "tokens_per_month" not in COMPARE_QLORA.read_text(encoding="utf-8")  # the file gives none: the option does
+    res = _compare_cli("--tokens-per-month", "0.0000001")
+    assert res.exit_code == 2, res.output
+    line = res.output.strip()
+    assert line.startswith("Error: --tokens-per-month: the tokens a month given (qlora-7b 0.0000001) keep the machine "
+                           "busy ")
+    assert "less than one busy hour a year (5 min a month), and qlora-7b's 0.0000001 is less than one token." in line
+    assert "e-07" not in line and "e.g. --tokens-per-month 200M" in line
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_busy_hour_check_whole_count_names_the_option():
+    res = _compare_cli("--tokens-per-month", "100")
+    assert res.exit_code == 2, res.output
+    line = res.output.strip()
+    assert line.startswith("Error: --tokens-per-month: the tokens a month given (qlora-7b 100) keep the machine busy ")
+    assert "less than one token" not in line
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_busy_hour_check_api_names_the_keyword():
+    err = _error(lambda: compare(COMPARE_QLORA, tokens_per_month={"qlora-7b": 100}))
+    assert str(err).startswith("tokens_per_month: the tokens a month given (qlora-7b 100) keep the machine busy ")
+    assert "tokens_per_month='200M'" in str(err)
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_busy_hour_check_of_the_file_still_names_its_key(tmp_path):
+    text = COMPARE_QLORA.read_text(encoding="utf-8")
+    assert "    task: train\n" in text
+    path = tmp_path / "tp.yaml"
+    path.write_text(text.replace("    task: train\n", "    task: train\n    tokens_per_month: 0.0000001\n", 1),
+                    encoding="utf-8")
+    err = _error(lambda: compare(path))
+    assert str(err).startswith("tokens_per_month: the tokens a month given (qlora-7b 0.0000001) keep the machine")

@@ -12,6 +12,8 @@ Covers:
 - M8: compare's less-than-one-busy-hour-a-year check names ``--tokens-per-month`` (``tokens_per_month=`` in the API)
   for counts the option gave, spells them without an exponent (0.0000001, not 1e-07) and says a count below 1 is less
   than one token; counts from the file still name its key.
+- M6: import-skypilot leaves out a count, memory or price written in 5,001 digits as out of range (with the catalog's
+  range), not as "not a finite number".
 """
 from __future__ import annotations
 
@@ -266,3 +268,33 @@ def test_busy_hour_check_of_the_file_still_names_its_key(tmp_path):
                     encoding="utf-8")
     err = _error(lambda: compare(path))
     assert str(err).startswith("tokens_per_month: the tokens a month given (qlora-7b 0.0000001) keep the machine")
+
+
+# ----- M6: import-skypilot calls a very long whole number out of range, not "not a finite number" -------------------
+SKY_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,AvailabilityZone,"
+              "SpotPrice,Arch\n")
+GOOD_ROW = "g5.xlarge,A10G,1,4,16,1.006,us-east-1,,us-east-1a,0.45,x86_64\n"
+
+
+@pytest.mark.parametrize("column, row, bound", [
+    ("AcceleratorCount", "g6.xlarge,L4,{B},4,16,0.8,us-east-1,,us-east-1a,0.3,x86_64\n", "the catalog's 1 to 64 GPUs"),
+    ("vCPUs", "g6.xlarge,L4,1,{B},16,0.8,us-east-1,,us-east-1a,0.3,x86_64\n", "the catalog's 1 to 4096 vCPUs"),
+    ("MemoryGiB", "g6.xlarge,L4,1,4,{B},0.8,us-east-1,,us-east-1a,0.3,x86_64\n", "the catalog's 0.25 to 65536 GiB"),
+    ("Price", "g6.xlarge,L4,1,4,16,{B},us-east-1,,us-east-1a,0.3,x86_64\n",
+     "the catalog's hourly prices, 0.001 to 10,000 USD/h"),
+])
+def test_skypilot_long_number_is_out_of_range(tmp_path, column, row, bound):
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    big = "1" + "0" * 5000  # 5,001 digits: finite, though its float is inf
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir(parents=True)
+    path.write_text(SKY_HEADER + GOOD_ROW + row.format(B=big), encoding="utf-8")
+    res = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "ob")])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())  # the summary wraps at the terminal's width
+    assert f"left out 1: column {column}: '{big[:40]}...' (5,001 characters) is out of range: {bound} (line 3: " \
+           "g6.xlarge)" in said
+    assert "finite" not in said

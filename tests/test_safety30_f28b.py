@@ -298,3 +298,22 @@ def test_skypilot_long_number_is_out_of_range(tmp_path, column, row, bound):
     assert f"left out 1: column {column}: '{big[:40]}...' (5,001 characters) is out of range: {bound} (line 3: " \
            "g6.xlarge)" in said
     assert "finite" not in said
+
+
+def test_catalog_entry_list_or_value_whose_reads_raise_is_catalog_error():
+    import dataclasses
+
+    from planner import load_catalog
+    from planner.core.errors import CatalogError
+
+    cat = load_catalog()
+    card = next(g for g in cat.gpus if g.id == "rtx-4090")
+    at = [g.id for g in cat.gpus].index("rtx-4090")
+    for field_name, value, said in [("prices", RaisingSequence(), "prices: could not be read as a list: RuntimeError: "
+                                                                  "boom seq"),
+                                    ("price_usd", RaisingMapping(), "price_usd: <")]:
+        changed = dataclasses.replace(card, **{field_name: value})
+        other = dataclasses.replace(cat, gpus=tuple(changed if g.id == "rtx-4090" else g for g in cat.gpus))
+        with pytest.raises(CatalogError) as info:
+            estimate(**INFER, gpu="rtx-4090", catalog=other)
+        assert str(info.value).startswith(f"the Catalog given: gpus[{at}] (rtx-4090).{said}")

@@ -27,7 +27,7 @@ from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT
                                      _bool_note, _choice_note, _num, _date_hint, _digits, _int_hint,
                                      _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _outside_range_hint,
                                      _takes_hint,
-                                     _text_note, plain_number, UnreadableNumber)
+                                     _text_note, plain_number, unreadable_number, UnreadableNumber)
 from planner.core.fieldhints import (ascii_digits, ascii_digits_hint, block_number_hint, shown_number,
                                      whole_number_hint)  # noqa: F401 (re-exported)
 
@@ -240,6 +240,12 @@ class Entry:
         lines = getattr(value, "lines", [])
         where = self.key_path(key)  # once for the list, not per item
         via = self.merged_via(key)
+        if not isinstance(value, (list, tuple)):  # a caller's Sequence, read once and guarded (h28b N1)
+            try:
+                value = list(value)
+            except Exception as exc:
+                said = unreadable_number(exc).problem.replace("as a number", "as a list")
+                raise self.error(said, key, "Pass a plain list (its own __iter__ or __getitem__ raised).") from None
         for i, item in enumerate(value):
             path = f"{where}[{i}]"
             line = lines[i] if i < len(lines) else self.line_of(key)

@@ -231,7 +231,6 @@ def _compare_cli(*args: str):
     return CliRunner().invoke(main, ["compare", str(COMPARE_QLORA), *args])
 
 
-@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_busy_hour_check_names_the_option_and_spells_a_fraction():
     assert "tokens_per_month" not in COMPARE_QLORA.read_text(encoding="utf-8")  # the file gives none: the option does
     res = _compare_cli("--tokens-per-month", "0.0000001")
@@ -243,7 +242,6 @@ def test_busy_hour_check_names_the_option_and_spells_a_fraction():
     assert "e-07" not in line and "e.g. --tokens-per-month 200M" in line
 
 
-@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_busy_hour_check_whole_count_names_the_option():
     res = _compare_cli("--tokens-per-month", "100")
     assert res.exit_code == 2, res.output
@@ -252,14 +250,12 @@ def test_busy_hour_check_whole_count_names_the_option():
     assert "less than one token" not in line
 
 
-@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_busy_hour_check_api_names_the_keyword():
     err = _error(lambda: compare(COMPARE_QLORA, tokens_per_month={"qlora-7b": 100}))
     assert str(err).startswith("tokens_per_month: the tokens a month given (qlora-7b 100) keep the machine busy ")
     assert "tokens_per_month='200M'" in str(err)
 
 
-@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_busy_hour_check_of_the_file_still_names_its_key(tmp_path):
     text = COMPARE_QLORA.read_text(encoding="utf-8")
     assert "    task: train\n" in text
@@ -317,3 +313,33 @@ def test_catalog_entry_list_or_value_whose_reads_raise_is_catalog_error():
         with pytest.raises(CatalogError) as info:
             estimate(**INFER, gpu="rtx-4090", catalog=other)
         assert str(info.value).startswith(f"the Catalog given: gpus[{at}] (rtx-4090).{said}")
+
+
+def test_abstract_integral_and_unprintable_exception():
+    class Abstract:  # gives __int__ and __index__, leaves the arithmetic abstract (numbers.Integral's own would raise)
+        def __int__(self):
+            return 0
+
+        def __index__(self):
+            return 0
+
+        def __lt__(self, other):
+            raise NotImplementedError("abstract")
+
+    numbers.Integral.register(Abstract)
+    # read as the int 0 it gives (never compared through its own __lt__): the same estimate as headroom=0
+    given = estimate(**INFER, context=4096, gpu="rtx-4090", headroom=Abstract())
+    zero = estimate(**INFER, context=4096, gpu="rtx-4090", headroom=0)
+    assert given.fits == zero.fits and given.per_gpu_total_bytes == zero.per_gpu_total_bytes
+
+    class Mute(Exception):
+        def __str__(self):
+            raise RuntimeError("no text")
+
+    class Raises:
+        def __float__(self):
+            raise Mute()
+
+    numbers.Real.register(Raises)
+    err = _error(lambda: estimate(**INFER, context=4096, gpu="rtx-4090", headroom=Raises()))
+    assert str(err).startswith("headroom: could not be read as a number: Mute. Pass an int or a float")

@@ -119,7 +119,7 @@ def test_scenario_values_refuse_numbers_beyond_a_float(value: object, shown: str
     assert text == f"costs.pue: must be at most 3, not {shown}."
     kind, text = _message(lambda: plan(_scenario(constraints={"budget_usd": value})))
     assert issubclass(kind, InputError)
-    assert text.startswith(f"constraints.budget_usd: {shown} is more than any real value of this field.")
+    assert text == f"constraints.budget_usd: must be at most 1000000000000, not {shown}."  # its ceiling (h28b N4)
 
 
 def test_api_longdouble_beyond_a_float_is_not_called_inf() -> None:
@@ -129,8 +129,8 @@ def test_api_longdouble_beyond_a_float_is_not_called_inf() -> None:
         pytest.skip("longdouble is a float64 here")
     kind, text = _message(lambda: plan(_scenario(constraints={"budget_usd": big})))
     assert issubclass(kind, InputError)
-    assert text.startswith("constraints.budget_usd: 1.5e+400 is more than any real value of this field.")
-    assert "inf" not in text.split(".")[0]
+    assert text == "constraints.budget_usd: must be at most 1000000000000, not 1.5e+400."  # its ceiling (h28b N4)
+    assert "inf" not in text
 
 
 def test_api_negative_beyond_a_float_names_the_lower_bound() -> None:

@@ -309,9 +309,9 @@ def test_tiny_tokens_per_month_is_refused_like_utilization(tmp_path: Path) -> No
     r = _cli("compare", str(COMPARE), "--tokens-per-month", "0.0001k")
     err = r.stderr.decode()
     assert r.returncode == 2, r.stdout
-    assert err.startswith("Error: tokens_per_month: the tokens a month given (qlora-7b 0.1) keep the machine busy "), err
-    assert "less than one busy hour a year (5 min a month). Below one busy hour a year the cost per busy hour runs " \
-           "to absurd sums" in err, err
+    assert err.startswith("Error: --tokens-per-month: the tokens a month given (qlora-7b 0.1) keep the machine busy "), err
+    assert "less than one busy hour a year (5 min a month), and qlora-7b's 0.1 is less than one token. Below one " \
+           "busy hour a year the cost per busy hour runs to absurd sums" in err, err  # h28b M8: named as given
     (tmp_path / "t.yaml").write_text(COMPARE.read_text().replace("dataset_tokens: 100000000 ", "tokens_per_month: 0.1 "))
     r = _cli("compare", "t.yaml", cwd=tmp_path)
     assert r.returncode == 2 and "less than one busy hour a year" in r.stderr.decode(), r.stderr

@@ -48,8 +48,11 @@ def test_a_number_past_any_float_is_not_told_to_be_written_as_one(tmp_path):
     assert "1e400 is beyond the largest number a float holds (about 1.8e+308): give the real value." in text
     assert "1.0e+400" not in text
     # a finite one still gets the spelling YAML reads as a number
+    text = _plan_error(tmp_path, "name: s\nworkloads:\n" + WORKLOAD % "" + "constraints:\n  budget_usd: 1e11\n")
+    assert "YAML reads 1e11 as text; write budget_usd: 1.0e+11." in text
+    # one past budget_usd's ceiling (1.0e+12, h28b N4) gets the range instead of a spelling that is refused too
     text = _plan_error(tmp_path, "name: s\nworkloads:\n" + WORKLOAD % "" + "constraints:\n  budget_usd: 1e30\n")
-    assert "YAML reads 1e30 as text; write budget_usd: 1.0e+30." in text
+    assert "1e30 is more than this field takes: give a number from 0 to 1000000000000." in text
 
 
 def test_a_constraint_at_the_top_level_says_it_belongs_under_constraints(tmp_path):

@@ -223,7 +223,10 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     from planner.core.units import dotted_thousands, separator_problem
 
     for name, raw in items:
-        plain = plain_number(raw)
+        try:
+            plain = plain_number(raw)
+        except InputError as exc:  # its own __float__ raised (h28b N1)
+            raise VolumeError(exc.problem, hint=exc.hint, at=f"[{name!r}]" if name else "") from None
         count = parse_token_count(plain)  # numpy.int64, Decimal, Fraction: the number they hold
         bare = isinstance(raw, str) and re.fullmatch(r"\s*[0-9][0-9,]*\s*", raw) is not None  # a whole count
         separated = separator_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}",
@@ -350,7 +353,16 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
             _write_infeasible(exc, out, sc, cat, shown=given)
         raise
     volumes = volume_overrides(tokens_per_month, [w.name for w in sc.workloads])
-    comparison = run_compare(planned, sc, cat, costs, tokens_per_month=volumes or None)
+    from planner.cost.tco import BusyHoursError
+
+    try:
+        comparison = run_compare(planned, sc, cat, costs, tokens_per_month=volumes or None)
+    except BusyHoursError as exc:  # counts the caller gave: named as given, --tokens-per-month (h28b M8)
+        if not volumes or set(volumes) != {w.name for w in sc.workloads}:
+            raise
+        raise VolumeError(exc.problem, hint="Below one busy hour a year the cost per busy hour runs to absurd sums: "
+                          "give the tokens the workloads process a month (e.g. --tokens-per-month 200M), or the "
+                          "scenario's costs.utilization.") from None
     from planner.catalog.check import overlay_source_warnings
 
     # an overlay's SOURCES.md that cannot be read, REF ids it cites defined nowhere: said, not only in the workbook

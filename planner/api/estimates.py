@@ -432,7 +432,12 @@ def _token_count(flag: str, value: Any) -> int | None:
 
     if value is None:
         return None
-    value = plain_number(value)  # a numpy or Decimal count reads as the int it holds
+    from planner.core.fieldhints import UnreadableNumber
+
+    try:
+        value = plain_number(value)  # a numpy or Decimal count reads as the int it holds
+    except UnreadableNumber as exc:  # its own __int__ raised (h28b N1)
+        raise OptionError(exc.problem, entry=flag, hint=exc.hint) from None
     whole = None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         ok = False  # numpy.True_, timedelta64, masked: no count, and int() of them is 1, 512 or MaskError

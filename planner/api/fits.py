@@ -242,7 +242,7 @@ def _no_target_given(given: dict[str, Any]) -> None:
     from planner.workload.inputs import OptionError
 
     for k in FIT_TARGETS:
-        v = plain_number(given.get(k))
+        v = plain_number(given.get(k), entry=k)
         text = isinstance(v, str)
         spell = (lambda n, k=k: f"--{k.replace('_', '-')} {n}") if text else (lambda n, k=k: f"{k}={n}")
         if text and v.strip().isdigit():

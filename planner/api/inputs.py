@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -137,6 +137,37 @@ NUMBER_OPTIONS = frozenset((
 MAX_ARGUMENT_DEPTH = 100
 
 
+def _other_sequence(value: Any) -> bool:
+    """A caller's ``collections.abc.Sequence`` that is no list or tuple (a UserList, a class of its own), read as the
+    list it holds; never a text, bytes, a memoryview or a range (each refused, or taken, as itself)."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray, memoryview, range, list,
+                                                                  tuple))
+
+
+def _held(value: Any, entry: str) -> list[Any]:
+    """What a caller's mapping (its (key, value) pairs) or list holds (planner.core.held), read once.
+
+    Raises:
+        InputError: naming ``entry``, when the container's own ``items()``, ``__iter__``, ``__getitem__`` or
+            ``__len__`` raises any Exception: 'could not be read: RuntimeError: boom' (h28b N1).
+    """
+    from planner.core.fieldhints import unreadable_number
+    from planner.core.held import held_items, held_list
+
+    try:
+        if isinstance(value, Mapping):
+            return held_items(value)
+        return held_list(value) if isinstance(value, (list, tuple)) else list(value)
+    except InputError:
+        raise
+    except Exception as exc:
+        said = unreadable_number(exc, entry)  # the exception's text, clipped and escaped
+        kind = "mapping" if isinstance(value, Mapping) else "list"
+        raise InputError(said.problem.replace("could not be read as a number", f"could not be read as a {kind}"),
+                         entry=entry or None, hint=f"Pass a plain {'dict' if kind == 'mapping' else 'list'} "
+                         "(its own items(), __iter__ or __getitem__ raised).") from None
+
+
 def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) -> None:
     """Refuse, in ``value`` and every key and value inside it (mappings, lists, tuples), a text holding a
     lone surrogate (a file read as UTF-8 cannot hold one, and no report can write it: the YAML reader
@@ -147,9 +178,7 @@ def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) ->
     Raises:
         InputError: naming the entry (``scenario.workloads[0].name``) of the first such value.
     """
-    from planner.core.held import held_items, held_list
-
-    if isinstance(value, (Mapping, list, tuple)):
+    if isinstance(value, (Mapping, list, tuple)) or _other_sequence(value):
         if id(value) in _within:
             raise InputError(f"holds itself (a {type(value).__name__} inside itself), so it never ends", entry=entry,
                              hint="Pass a mapping or list that does not contain itself (copy.deepcopy keeps the loop).")
@@ -168,11 +197,11 @@ def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) ->
             raise InputError(f"is a whole number of about {digits:,} digits, beyond every field's range",
                              entry=entry, hint="Give the real value.")
     elif isinstance(value, Mapping):
-        for k, v in held_items(value):  # what a dict subclass stores, not what its keys() or items() show
+        for k, v in _held(value, entry):  # what a dict subclass stores, not what its keys() or items() show
             check_plain_values(k, f"{entry} (a key)", _within)
             check_plain_values(v, f"{entry}.{k}" if isinstance(k, str) else f"{entry}[{k!r}]", _within)
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(held_list(value)):
+    elif isinstance(value, (list, tuple)) or _other_sequence(value):
+        for i, v in enumerate(_held(value, entry)):
             check_plain_values(v, f"{entry}[{i}]", _within)
 
 
@@ -191,7 +220,8 @@ def plain_texts(value: Any, _within: tuple[int, ...] = (), *, entry: str = "") -
     mapping, list and tuple made of what it stores
     (planner.core.held: ``dict.items``, ``list.__iter__``, never a subclass's ``keys()``, ``__iter__`` or
     ``__len__``, h25b N1/N2). A plain dict, list or tuple that holds no such text or container comes back as the
-    same object; a dict, list or tuple subclass, or another Mapping, as a new plain dict, list or tuple, so that
+    same object; a dict, list or tuple subclass, or another Mapping or Sequence (a UserList), as a new plain dict,
+    list or tuple, so that
     the checks count and read what is there (the scenario caps, unknown keys). A mapping or list that holds
     itself, or is nested more than :data:`MAX_ARGUMENT_DEPTH` deep, is left as it is there, for the checks that
     refuse it (:func:`check_plain_values`, the workload reader). ``_within``: the ids of the containers around
@@ -200,31 +230,31 @@ def plain_texts(value: Any, _within: tuple[int, ...] = (), *, entry: str = "") -
     Raises:
         InputError: a mapping holding one key twice once its keys are made plain (a ``str`` and a ``str`` subclass
             whose ``__hash__`` or ``__eq__`` differ, both spelling 'context'), as the YAML reader refuses a key
-            written twice, naming the mapping's entry (h27b N1); a plain dict would keep the later value only."""
-    from planner.core.held import held_items, held_list
-
+            written twice, naming the mapping's entry (h27b N1); a plain dict would keep the later value only.
+            A container whose own items(), __iter__ or __getitem__ raises, naming its entry (h28b N1)."""
     if isinstance(value, str):
         return plain_text(value)
     if isinstance(value, (int, float)) and type(value) not in (int, float, bool):
         # an int or float subclass as the number it stores, never through its own __int__, __index__ or __float__
         # (h26b N1: one that raises escaped as its exception, not InputError)
         return int.__index__(value) if isinstance(value, int) else float.__float__(value)
-    if not isinstance(value, (Mapping, list, tuple)) or id(value) in _within or len(_within) >= MAX_ARGUMENT_DEPTH:
+    if not (isinstance(value, (Mapping, list, tuple)) or _other_sequence(value)) or id(value) in _within \
+            or len(_within) >= MAX_ARGUMENT_DEPTH:
         return value
     _within = (*_within, id(value))
     if isinstance(value, Mapping):
-        stored = held_items(value)
+        stored = _held(value, entry)
         items = [(plain_texts(k, _within), plain_texts(v, _within, entry=_key_entry(entry, k))) for k, v in stored]
         same = type(value) is dict and all(a is k and b is v for (a, b), (k, v) in zip(items, stored))
         made = value if same else dict(items)
         if len(made) != len(items):
             _refuse_repeated_key(items, entry)
         return made
-    stored = held_list(value)
+    stored = _held(value, entry)
     items = [plain_texts(v, _within, entry=f"{entry}[{i}]") for i, v in enumerate(stored)]
     if type(value) in (list, tuple) and all(a is v for a, v in zip(items, stored)):
         return value
-    return items if isinstance(value, list) else tuple(items)
+    return tuple(items) if isinstance(value, tuple) else items  # another Sequence as the list it holds
 
 
 def _key_entry(entry: str, key: Any) -> str:
@@ -483,13 +513,15 @@ def headroom_of(headroom: Any) -> float:
 
     if headroom is None:
         return DEFAULT_HEADROOM
+    if not isinstance(headroom, str):
+        plain_number(headroom, entry="headroom")  # its own __float__ raising: InputError first (h28b N1)
     from planner.core.units import UNDERFLOW_HINT, exact_text, outside_exactly, underflow_problem
 
     if not isinstance(headroom, str) and outside_exactly(headroom, 0, MAX_HEADROOM) is not None:
         # Decimal('0.95000000000000000001'), whose float is 0.95: judged and shown as given (h27b M2)
         raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {exact_text(headroom, MAX_HEADROOM)}",
                           entry="headroom", hint="It is the share of the GPU's CUDA total kept free, e.g. 0.05.")
-    headroom = plain_number(headroom)  # numpy.float32(0.1), Decimal('0.1'), Fraction(1, 10)
+    headroom = plain_number(headroom, entry="headroom")  # numpy.float32(0.1), Decimal('0.1'), Fraction(1, 10)
 
     underflow = underflow_problem(headroom)  # Decimal('1e-400') reads as 0.0, which was never given (h17b #3)
     if underflow is not None:

@@ -143,7 +143,7 @@ def top_of(top: Any, most: int = MAX_TOP, least: int = 0) -> int:
     from planner.workload.inputs import OptionError
 
     check_plain_values(top, "top")
-    top = plain_number(top)  # numpy.int64(3), Decimal('3'): 3
+    top = plain_number(top, entry="top")  # numpy.int64(3), Decimal('3'): 3
     if isinstance(top, float) and top.is_integer() and not isinstance(top, NotWhole):  # Fraction(1, 10**400): no 0
         top = int(top)
     if isinstance(top, bool) or not isinstance(top, int) or not least <= top <= most:

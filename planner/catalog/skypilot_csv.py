@@ -398,6 +398,17 @@ def _not_in_number(raw: str) -> str | None:
     return None
 
 
+def _range_text(col: str) -> str:
+    """The range the catalog takes in numeric column ``col`` (planner.catalog.skypilot._imported_problem's bounds),
+    for a number written too long for a float: 'the catalog's 1 to 64 GPUs'."""
+    from planner.catalog.cloud import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
+    from planner.catalog.schema import MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES
+
+    return {"AcceleratorCount": "the catalog's 1 to 64 GPUs", "vCPUs": "the catalog's 1 to 4096 vCPUs",
+            "MemoryGiB": f"the catalog's {MIN_MEMORY_BYTES / 2**30:g} to {MAX_HOST_MEMORY_BYTES / 2**30:g} GiB",
+            }.get(col, f"the catalog's hourly prices, {MIN_USD_PER_HOUR:g} to {MAX_USD_PER_HOUR:,} USD/h")
+
+
 def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:
     """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None: a row of the wrong
     width, a numeric value that is not a plain number, negative, or a fraction of a vCPU, and an availability zone
@@ -421,8 +432,8 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
                 finite = True
             return f", column {col}: {shown} is not a " + ("number" if finite else "finite number")
         value = float(raw)
-        if not math.isfinite(value):
-            return f", column {col}: {shown} is not a finite number"
+        if not math.isfinite(value):  # written in digits, so finite: too long for a float (h28b M6)
+            return f", column {col}: {shown} ({len(raw):,} characters) is out of range: {_range_text(col)}"
         if value < 0:
             unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
             return f", column {col}: {raw} is below 0{unit}"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from planner.core.errors import close_matches, did_you_mean
+from planner.core.errors import InputError, close_matches, did_you_mean
 from planner.core.units import (BeyondFloat, NotWhole, beyond_float, exact_float, number_text, separator_problem,
                                 underflow_problem, wide_float_text)
 
@@ -560,7 +560,14 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def plain_number(value: Any) -> Any:
+class UnreadableNumber(InputError):
+    """A caller's number whose own conversion (``__int__``, ``__index__``, ``__float__``, ``numerator``...) raised,
+    or gave no number: a type registered with ``numbers.Integral`` or ``numbers.Real`` that is no int or float
+    (h28b N1). ``problem``: 'could not be read as a number: RuntimeError: boom'; the reader that knows the key
+    names it (:meth:`planner.core.fields.Entry.raw`)."""
+
+
+def plain_number(value: Any, entry: str | None = None) -> Any:
     """A number of another numeric type (a numpy integer or float, ``decimal.Decimal``,
     ``fractions.Fraction``) as the plain ``int`` (a whole value) or ``float`` (any other) it holds, so
     that the checks of a field read it as they read a number from a file; anything else (a bool,
@@ -572,6 +579,11 @@ def plain_number(value: Any) -> Any:
     (refused by the field as not finite). A float wider than a float64 (``numpy.longdouble``) that its float64
     does not hold is judged as a Decimal is (:func:`planner.core.units.wide_float_text`):
     ``numpy.longdouble('512.0000000000000001')`` is no whole number, though its float is 512.0.
+
+    Raises:
+        UnreadableNumber: (an InputError naming ``entry``, the keyword or key given) the value's own conversion
+            raised any Exception (RuntimeError, ZeroDivisionError, NotImplementedError...) or gave no number
+            (a ``__float__`` returning a text), as the message 'could not be read as a number: ...' (h28b N1).
     """
     if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
             or type(value).__name__ in ("bool_", "bool") or isinstance(value, (NotWhole, BeyondFloat)):
@@ -580,6 +592,32 @@ def plain_number(value: Any) -> Any:
         return str.__str__(value)
     if type(value).__name__ in ("timedelta64", "datetime64"):
         return value  # numpy counts a timedelta64 an integer: no number (512 ns is no 512 tokens), refused as given
+    try:
+        return _plain_number(value)
+    except InputError:
+        raise
+    except Exception as exc:  # the caller's own __int__, __float__, numerator... raised (h28b N1)
+        raise unreadable_number(exc, entry) from None
+
+
+def unreadable_number(exc: BaseException, entry: str | None = None) -> UnreadableNumber:
+    """The error for a caller's value whose own conversion raised ``exc``: 'could not be read as a number:
+    RuntimeError: boom' (the exception's text clipped to one short line), naming ``entry``."""
+    from planner.core.errors import escaped_char
+    from planner.core.names import clip_text
+
+    try:
+        said = " ".join(str(exc).split())
+    except Exception:  # an exception whose own __str__ raises: its type alone
+        said = ""
+    said = clip_text("".join(c if c.isprintable() else escaped_char(c) for c in said), 80)
+    return UnreadableNumber(f"could not be read as a number: {type(exc).__name__}" + (f": {said}" if said else ""),
+                            entry=entry, hint="Pass an int or a float (its own conversion raised: "
+                            "its __int__, __index__ or __float__ must give the number).")
+
+
+def _plain_number(value: Any) -> Any:
+    """:func:`plain_number` past its common case: the conversions that call the value's own methods."""
     import numbers
     from decimal import Decimal
 
@@ -607,7 +645,10 @@ def plain_number(value: Any) -> Any:
         wide = wide_float_text(value)  # numpy.longdouble('512.0000000000000001'): judged as given, as a Decimal
         if wide is not None:
             return beyond_float(None, wide) or exact_float(float(value), Decimal(wide), wide)
-        return float(value)
+        plain = float(value)
+        if type(plain) is not float:  # __float__ gave a float subclass: what it stores, never its own methods
+            plain = float.__float__(plain)
+        return plain
     return value
 
 

@@ -27,7 +27,7 @@ from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT
                                      _bool_note, _choice_note, _num, _date_hint, _digits, _int_hint,
                                      _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _outside_range_hint,
                                      _takes_hint,
-                                     _text_note, plain_number)
+                                     _text_note, plain_number, unreadable_number, UnreadableNumber)
 from planner.core.fieldhints import (ascii_digits, ascii_digits_hint, block_number_hint, shown_number,
                                      whole_number_hint)  # noqa: F401 (re-exported)
 
@@ -178,13 +178,17 @@ class Entry:
         Raises:
             InputError: the key is missing and there is no default; or (:attr:`refuse_null`) it is given
                 with no value where the default is None, which would read as no limit or no setting:
-                'must be {what}, not empty', with the hint to write a value or leave the key out.
+                'must be {what}, not empty', with the hint to write a value or leave the key out; or a
+                number of the caller's whose own conversion raised: 'could not be read as a number: ...' (h28b N1).
         """
         if key in self.data:
             value = self.data[key]
             if value is None and default is None:
                 self.refuse_empty(key, what)
-            return plain_number(value)
+            try:
+                return plain_number(value)
+            except UnreadableNumber as exc:
+                raise self.error(exc.problem, key, exc.hint) from None
         if default is _MISSING:
             raise self.error(f"missing required key {key!r}")
         return default
@@ -236,6 +240,12 @@ class Entry:
         lines = getattr(value, "lines", [])
         where = self.key_path(key)  # once for the list, not per item
         via = self.merged_via(key)
+        if not isinstance(value, (list, tuple)):  # a caller's Sequence, read once and guarded (h28b N1)
+            try:
+                value = list(value)
+            except Exception as exc:
+                said = unreadable_number(exc).problem.replace("as a number", "as a list")
+                raise self.error(said, key, "Pass a plain list (its own __iter__ or __getitem__ raised).") from None
         for i, item in enumerate(value):
             path = f"{where}[{i}]"
             line = lines[i] if i < len(lines) else self.line_of(key)

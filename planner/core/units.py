@@ -649,8 +649,11 @@ def exact_given(value: object) -> Fraction | None:
         value = written_decimal(wide_float_text(value))
     if isinstance(value, Decimal):  # 1E+999999999 (beyond a float) or 1E-999999999 (below one): never a Fraction
         return Fraction(value) if value.is_finite() and abs(value.adjusted()) <= 400 else None
-    if isinstance(value, numbers.Rational) and not isinstance(value, int):
-        exact = Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, numbers.Rational) and not isinstance(value, numbers.Integral):
+        try:
+            exact = Fraction(int(value.numerator), int(value.denominator))
+        except Exception:  # a caller's registered Rational whose parts raise (h28b N1): refused as it is read
+            return None
         return None if beyond_float(exact) is not None else exact  # refused as beyond a float, by its size
     return None
 

@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from planner.core.errors import InputError
 from planner.core.fields import Entry
 from planner.workload.spec import (BUSY_HOURS_FLOOR_HINT, HOURS_FLOOR_TEXT, MIN_BUSY_HOURS_PER_YEAR, MIN_HOURS_PER_MONTH,
                                    written_floor)
@@ -563,6 +564,24 @@ def check_request_inputs(root: Any, workloads: Any) -> None:
                                  f" (the model's longest sequence is {longest:,} tokens)."))
 
 
+class BusyHoursError(InputError):
+    """The workloads' ``tokens_per_month`` give less than one busy hour a year (:func:`check_volume_hours`);
+    planner.api.comparisons names ``--tokens-per-month`` / ``tokens_per_month=`` instead when the counts came from
+    the option or keyword (h28b M8)."""
+
+
+def _count_text(tokens: float) -> str:
+    """A token count as a message shows it, never in exponent form: 200,000,000; 1.5; 0.0000001 (h28b M8)."""
+    from decimal import Decimal
+
+    if tokens >= 1e15 or tokens != tokens:
+        return f"{tokens:,.4g}"
+    if float(tokens).is_integer():
+        return f"{int(tokens):,}"
+    text = format(Decimal(repr(float(tokens))), ",f")
+    return text if len(text) <= 40 else f"{tokens:,.4g}"
+
+
 def check_volume_hours(hours: float, volumes: dict[str, float]) -> None:
     """Refuse busy hours a month derived from the workloads' ``tokens_per_month`` (``volumes``: workload
     name -> tokens a month) below one busy hour a year, the floor ``costs.utilization`` and
@@ -570,16 +589,17 @@ def check_volume_hours(hours: float, volumes: dict[str, float]) -> None:
     job run to absurd sums (0.1 tokens a month priced a job at $48 billion).
 
     Raises:
-        InputError: naming ``tokens_per_month``, with the volumes and the hours they give.
+        BusyHoursError: naming ``tokens_per_month``, with the volumes (a count below 1 said to be a fraction of one
+            token) and the hours they give.
     """
-    from planner.core.errors import InputError
-
     floor = MIN_BUSY_HOURS_PER_YEAR / 12  # derived, not written: the floor itself (5 min a month)
     if hours >= floor:
         return
-    given = ", ".join(f"{name} {tokens:,.4g}" for name, tokens in volumes.items())
-    raise InputError(f"the tokens a month given ({given}) keep the machine busy {hours * 3600:.3g} s a month, less "
-                     f"than one busy hour a year ({floor * 60:g} min a month)", entry="tokens_per_month",
+    given = ", ".join(f"{name} {_count_text(tokens)}" for name, tokens in volumes.items())
+    parts = [f"{name}'s {_count_text(tokens)}" for name, tokens in volumes.items() if tokens < 1]
+    fraction = f", and {' and '.join(parts)} {'is' if len(parts) == 1 else 'are'} less than one token" if parts else ""
+    raise BusyHoursError(f"the tokens a month given ({given}) keep the machine busy {hours * 3600:.3g} s a month, less "
+                     f"than one busy hour a year ({floor * 60:g} min a month){fraction}", entry="tokens_per_month",
                      hint="Below one busy hour a year the cost per busy hour runs to absurd sums: give the tokens the "
                           "workloads process a month (e.g. 200M), or costs.utilization.")
 

@@ -236,6 +236,11 @@ SCENARIO_FILE_HINT = ("A scenario is a mapping with a 'workloads:' list (each wo
 #: Most nodes a scenario may ask for (a larger cluster needs a fabric design this planner lacks).
 MAX_NODES = 64
 
+#: Largest ``constraints.budget_usd``, USD (a trillion): far above any machine the solver builds (64 nodes of
+#: cards at most 10,000,000 USD each, planner.catalog.schema.MAX_PRICE_USD), and low enough that the budget in
+#: whole cents and the price-sensitivity figures stay ordinary numbers (1e307 overflowed them, h28b N4).
+MAX_BUDGET_USD = 1_000_000_000_000
+
 #: Most workloads a scenario may list (h23b N2). One machine runs every workload in turn, and each costs the
 #: solver a pass over the candidate machines: on 2 shared cores about 0.05 s an inference workload and 0.15 s a
 #: training one with its strategy choices (and some 60 KB of CSV), so 50 plan in about 5 to 10 s, where 5,000 took
@@ -800,7 +805,7 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
                       "List platform ids, or leave the key out.")
     max_cards = e.int("max_cards", None, min=1, max=MAX_GPUS)
     max_nodes = e.int("max_nodes", 1, min=1, max=MAX_NODES)
-    budget = e.number("budget_usd", None, min=0, min_exclusive=True)
+    budget = e.number("budget_usd", None, min=0, max=MAX_BUDGET_USD, min_exclusive=True)
     if budget is not None:  # compared with the quote's total, which is in whole cents
         budget = whole_cents(e, "budget_usd", budget)
     min_tps = e.number("min_decode_tokens_per_s", None, min=0, max=1e6, min_exclusive=True)

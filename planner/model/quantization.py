@@ -30,7 +30,7 @@ returned as ``None`` with a description, and sized as the user's ``weights`` the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,16 +80,23 @@ class WeightScheme:
         """Whether the module at ``path`` (e.g. ``model.layers.0.mlp.gate``) stays unquantized:
         an ``ignore`` entry equal to it or to its last component, or an ``re:`` pattern that
         matches it (compressed-tensors ``is_match``: ``re.match`` on the module name)."""
+        return self.ignorer()(path)
+
+    def ignorer(self) -> Callable[[str], bool]:
+        """:meth:`ignores` as a function that compiles each ``re:`` entry once and matches each path once
+        (a memo of its own, per call of this method: h29b N2, a long list against a deep model)."""
         if self.method == "fp8":  # Transformers' FineGrainedFP8 reads modules_to_not_convert
-            return KeptModules("modules_to_not_convert", self.ignore).keeps(path)
-        last = path.rpartition(".")[2]
-        for entry in self.ignore:
-            if entry.startswith("re:"):
-                if re.match(entry[3:], path):
-                    return True
-            elif entry in (path, last):
-                return True
-        return False
+            return KeptModules("modules_to_not_convert", self.ignore).matcher()
+        names = frozenset(e for e in self.ignore if not e.startswith("re:"))
+        patterns = [re.compile(e[3:]) for e in self.ignore if e.startswith("re:")]
+        memo: dict[str, bool] = {}
+
+        def ignores(path: str) -> bool:
+            if path not in memo:
+                memo[path] = (path in names or path.rpartition(".")[2] in names
+                              or any(p.match(path) for p in patterns))
+            return memo[path]
+        return ignores
 
     def describe(self) -> str:
         """The scheme in words, for formulas and descriptions."""
@@ -140,6 +147,33 @@ class KeptModules:
         if self.only:
             return not any(path.endswith(n) for n in self.names)
         return any(transformers_skips(n, path) for n in self.names)
+
+    def matcher(self) -> Callable[[str], bool]:
+        """:meth:`keeps` as a function that compiles each entry once (:func:`transformers_skips`' rule)
+        and matches each path once (a memo of its own, per call of this method): names x distinct
+        paths, not a compile per name and path (h29b N2: 1,000 names overflowed ``re``'s cache)."""
+        if self.only:
+            ends = tuple(self.names)
+            return lambda path: not path.endswith(ends)
+        # a name with no special character matches from the start only where it is a part of the path: the
+        # plain names are tried at once, as one search for any of them; the others one by one, compiled once
+        plain = [n for n in self.names if re.escape(n) == n]
+        part = re.compile("|".join(map(re.escape, plain))) if plain else None
+        entries: list[tuple[str, Any]] = []
+        for n in self.names:
+            if re.escape(n) != n:
+                try:
+                    entries.append((n, re.compile(n)))
+                except re.error:  # read as text only, as transformers_skips does
+                    entries.append((n, None))
+        memo: dict[str, bool] = {}
+
+        def keeps(path: str) -> bool:
+            if path not in memo:
+                memo[path] = ((part is not None and part.search(path) is not None)
+                              or any(n in path or (p is not None and p.match(path) is not None) for n, p in entries))
+            return memo[path]
+        return keeps
 
 
 #: The key listing a checkpoint's unquantized modules, by quant_method.

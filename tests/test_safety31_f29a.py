@@ -144,6 +144,8 @@ def test_1000_names_on_128_layers_are_matched_quickly() -> None:
 @pytest.mark.parametrize("names", [
     ("mlp",), ("model.layers.*.self_attn",), ("model.layers.1.mlp",), ("lm_head",), ("re:[", "("), ("",),
     ("layers.1", "self_attn.q"), (), ("model.layers.1[0-9].mlp", "down_proj"), ("lm-head", "model.layers.1.mlp.up"),
+    ("model.layers.(1|3).mlp", "x|model.layers.2", ".*k_proj$", "(?i)MODEL.LAYERS.4", r"(m)odel.layers.5\1"),
+    ("a\\", "model.layers.[67].mlp.gate", "o_proj$|up_proj$"),
 ])
 def test_the_matcher_gives_what_the_rule_gives(names: tuple) -> None:
     arch = from_hf_config(_deep(12), "m")

@@ -155,23 +155,32 @@ class KeptModules:
         if self.only:
             ends = tuple(self.names)
             return lambda path: not path.endswith(ends)
-        # a name with no special character matches from the start only where it is a part of the path: the
-        # plain names are tried at once, as one search for any of them; the others one by one, compiled once
-        plain = [n for n in self.names if re.escape(n) == n]
-        part = re.compile("|".join(map(re.escape, plain))) if plain else None
-        entries: list[tuple[str, Any]] = []
+        # one search for any name as a part of the path; one match from the start for the patterns
+        # without a group (no back-reference or inline flag can tell them apart when joined: each is
+        # wrapped as written), the others one by one; a name with no special character is no pattern
+        if not self.names:
+            return lambda path: False
+        part = re.compile("|".join(map(re.escape, self.names)))
+        joined: list[str] = []
+        alone: list[re.Pattern[str]] = []
         for n in self.names:
-            if re.escape(n) != n:
-                try:
-                    entries.append((n, re.compile(n)))
-                except re.error:  # read as text only, as transformers_skips does
-                    entries.append((n, None))
+            if re.escape(n) == n:
+                continue
+            try:
+                compiled = re.compile(n)
+            except re.error:  # read as text only, as transformers_skips does
+                continue
+            if "(" in n:
+                alone.append(compiled)
+            else:
+                joined.append(n)
+        if joined:
+            alone.insert(0, re.compile("|".join(f"(?:{n})" for n in joined)))
         memo: dict[str, bool] = {}
 
         def keeps(path: str) -> bool:
             if path not in memo:
-                memo[path] = ((part is not None and part.search(path) is not None)
-                              or any(n in path or (p is not None and p.match(path) is not None) for n, p in entries))
+                memo[path] = part.search(path) is not None or any(p.match(path) is not None for p in alone)
             return memo[path]
         return keeps
 

@@ -174,10 +174,11 @@ def kept_linear(arch: Architecture, keep: KeptModules | None, tp: int, parts: tu
     if keep is None:
         return Kept()
     values = rows = inputs = tensors = 0
+    keeps = keep.matcher()
     for m, indices in _placed(arch):
         if m.part not in parts:
             continue
-        n = sum(keep.keeps(_module_paths(arch, m, k)) for k in indices) * m.count
+        n = sum(keeps(_module_paths(arch, m, k)) for k in indices) * m.count
         i, o, _ = rank_shape(arch, m, tp)
         values += i * o * n
         rows += m.out_features * n
@@ -207,13 +208,14 @@ def scheme_weight_bytes(arch: Architecture, scheme: WeightScheme, *, tp: int = 1
     packed = scheme_bytes = zero_bytes = extra_bytes = 0
     kept = 0  # 16-bit linear values (ignored modules, routers)
     biases = 0
+    ignores = scheme.ignorer()
     for m, indices in _placed(arch):
         i, o, b = rank_shape(arch, m, tp)
         biases += b * m.count * len(indices)
         if m.part == "router":
             kept += i * o * m.count * len(indices)
             continue
-        ignored = sum(scheme.ignores(_module_paths(arch, m, k)) for k in indices)
+        ignored = sum(ignores(_module_paths(arch, m, k)) for k in indices)
         quantized = (len(indices) - ignored) * m.count
         kept += i * o * m.count * ignored
         if not quantized:

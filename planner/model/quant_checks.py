@@ -4,7 +4,10 @@
 take: the lists of modules a checkpoint leaves unquantized that are no lists of names (AWQ, FP8 and
 MXFP4 ``modules_to_not_convert``, bitsandbytes ``llm_int8_skip_modules``, compressed-tensors
 ``ignore``; GPTQ's ``modules_in_block_to_quantize`` lists the quantized ones, a list of lists),
-compressed-tensors ``re:`` patterns that are no regular expressions, ``config_groups`` ``targets``
+lists of more than :data:`MAX_NAMES` entries or an entry of more than :data:`MAX_NAME_CHARS` characters
+(h29b N2), entries read as regular expressions (compressed-tensors ``re:`` patterns; every AWQ / FP8 / MXFP4 /
+bitsandbytes entry, as Transformers 5 reads them) that are none (h29b M4) or could take exponential time to
+match (h29b N1: :func:`_slow_pattern`), ``config_groups`` ``targets``
 that are no list of names, an FP8 ``weight_block_size`` that is not two whole numbers of at least 1,
 a 4-bit AWQ / GPTQ ``group_size`` that does not divide the model's width, and AWQ / GPTQ settings of
 the wrong kind (:func:`_check_settings`). Transformers and
@@ -20,6 +23,11 @@ from typing import Any
 
 #: The largest fp8 ``weight_block_size`` side read (DeepSeek-V3 uses 128; the group-size bound).
 MAX_BLOCK = 1_000_000
+#: The most entries a module list may hold (h29b N2: each is matched against every module path; real
+#: checkpoints list a handful, DeepSeek-V3's fp8 and gpt-oss's MXFP4 lists a few dozen to a few hundred).
+MAX_NAMES = 1_000
+#: The longest entry of a module list, in characters (a module path is well under 100).
+MAX_NAME_CHARS = 200
 
 
 def _names_problem(value: Any, nested: bool, example: str = "lm_head") -> str | None:
@@ -28,6 +36,10 @@ def _names_problem(value: Any, nested: bool, example: str = "lm_head") -> str | 
     (GPTQ's blocks)."""
     if not isinstance(value, (list, tuple)):
         return f" must be a list of names such as [\"{example}\"], not {_shown(value)}"
+    count = sum(len(x) if nested and isinstance(x, (list, tuple)) else 1 for x in value)
+    if count > MAX_NAMES:
+        return (f" lists {count:,} names, more than the {MAX_NAMES:,} read (each is matched against every module "
+                "of the model, which has far fewer kinds)")
     for k, item in enumerate(value):
         if nested and isinstance(item, (list, tuple)):
             inner = _names_problem(item, False, example)
@@ -36,6 +48,9 @@ def _names_problem(value: Any, nested: bool, example: str = "lm_head") -> str | 
             continue
         if not isinstance(item, str) or not item.strip():
             return f"[{k}] must be a name such as \"{example}\", not {_shown(item)}"
+        if len(item) > MAX_NAME_CHARS:
+            return (f"[{k}] is {len(item):,} characters long, more than the {MAX_NAME_CHARS} read (a module path "
+                    "is far shorter)")
     return None
 
 
@@ -45,15 +60,71 @@ def _shown(value: Any) -> str:
     return shown(value)
 
 
-def _pattern_problem(names: Any) -> str | None:
-    """The first compressed-tensors ``re:`` entry of ``names`` that does not compile, in words."""
+def _pattern_problem(names: Any, prefix: str = "re:") -> str | None:
+    """The first entry of ``names`` read as a regular expression (those starting with ``prefix``: the
+    compressed-tensors ``re:`` entries; ``prefix`` "": every entry, as Transformers 5 reads
+    ``modules_to_not_convert``) that does not compile or could take exponential time to match
+    (:func:`_slow_pattern`), in words. An entry with no special character is a name as written."""
     for k, item in enumerate(names):
-        if isinstance(item, str) and item.startswith("re:"):
+        body = item[len(prefix):] if isinstance(item, str) and item.startswith(prefix) else None
+        if body is not None and re.escape(body) != body:
             try:
-                re.compile(item[3:])
+                re.compile(body)
             except (re.error, RecursionError, OverflowError) as exc:
                 why = exc.msg if isinstance(exc, re.error) else type(exc).__name__
                 return f"[{k}]: {_shown(item)} is not a regular expression ({why})"
+            slow = _slow_pattern(body)
+            if slow:
+                return f"[{k}]: {_shown(item)} {slow}, which could take exponential time to match"
+    return None
+
+
+#: The most repeats (``*``, ``+``, ``{2,}``) one pattern may hold: each more multiplies its matching time by
+#: about the path's length (``.*.*.*!`` takes 30 ms per name on a model of 128 layers, ``.*`` eight times
+#: seconds per module); ``re:.*vision.*`` and ``model.layers.*.self_attn`` hold two and one.
+MAX_REPEATS = 2
+
+
+def _slow_pattern(pattern: str) -> str | None:
+    """Why ``pattern`` (which compiles) could take Python's backtracking matcher time exponential in the
+    text's length (ReDoS, h29b N1), in words, or None: it repeats (``*``, ``+``, ``{2,}``) a part that itself
+    holds a repeat or an alternation (``(a+)+``, ``(.|.)*``, ``(a*)*``, ``(?:x+){2,}``), or holds more than
+    :data:`MAX_REPEATS` repeats. Module-list patterns have no need for either. An alternation of single
+    characters (``(a|b)*``) is read as a character class and passes."""
+    try:
+        from re import _parser as parser  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser  # type: ignore[no-redef]
+    repeats = {parser.MAX_REPEAT, parser.MIN_REPEAT} | ({parser.POSSESSIVE_REPEAT}
+                                                         if hasattr(parser, "POSSESSIVE_REPEAT") else set())
+    count = 0
+
+    def walk(items: Any, inside: bool) -> bool:
+        nonlocal count
+        for op, av in items:
+            if op in repeats:
+                if inside:
+                    return True
+                count += av[1] > 1
+                if walk(av[2], av[1] > 1):
+                    return True
+                continue
+            if op == parser.BRANCH and inside:
+                return True
+            for part in av if isinstance(av, (tuple, list)) else ():
+                subs = part if isinstance(part, list) else [part]
+                if any(isinstance(sub, parser.SubPattern) and walk(sub, inside) for sub in subs):
+                    return True
+        return False
+
+    try:
+        nested = walk(parser.parse(pattern), False)
+    except (re.error, RecursionError, OverflowError):  # pragma: no cover - compiled before
+        return None
+    if nested:
+        return "repeats a group that itself holds a repeat or an alternative (as in (a+)+ or (.|.)*)"
+    if count > MAX_REPEATS:
+        return f"holds {count} repeats (*, + or {{n,}}), more than the {MAX_REPEATS} read"
     return None
 
 
@@ -72,12 +143,15 @@ def check_quant_lists(cfg: Mapping[str, Any], where: str | None, q: Mapping[str,
     keys |= {"modules_to_not_convert"} if "modules_to_not_convert" in q else set()
     for key in sorted(keys):
         value = q.get(key)
-        gptq = key == "modules_in_block_to_quantize"
-        problem = None if value is None else _names_problem(value, gptq, "self_attn.q_proj" if gptq else "lm_head")
+        gptq = key == "modules_in_block_to_quantize"  # names matched as suffixes; the others also as patterns
+        problem = None if value is None else (_names_problem(value, gptq, "self_attn.q_proj" if gptq else "lm_head")
+                                              or (None if gptq else _pattern_problem(value, "")))
         if problem:
             raise _error(cfg, where, f"quantization_config.{key}{problem}", "quantization_config",
                          f"Copy the checkpoint's value, e.g. \"{key}\": "
-                         + ('[["self_attn.q_proj", "self_attn.k_proj"]].' if gptq else '["lm_head"].'))
+                         + ('[["self_attn.q_proj", "self_attn.k_proj"]].' if gptq else '["lm_head"]; an entry is a '
+                            'part of a module path or a Python regular expression matching it from the start, e.g. '
+                            '"model.layers.*.self_attn".'))
     if method in ("awq", "gptq"):
         _check_settings(cfg, where, q, method, _error)
     if method in ("awq", "gptq") and q.get("bits", q.get("w_bit")) == 4:

@@ -30,7 +30,7 @@ returned as ``None`` with a description, and sized as the user's ``weights`` the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,16 +80,23 @@ class WeightScheme:
         """Whether the module at ``path`` (e.g. ``model.layers.0.mlp.gate``) stays unquantized:
         an ``ignore`` entry equal to it or to its last component, or an ``re:`` pattern that
         matches it (compressed-tensors ``is_match``: ``re.match`` on the module name)."""
+        return self.ignorer()(path)
+
+    def ignorer(self) -> Callable[[str], bool]:
+        """:meth:`ignores` as a function that compiles each ``re:`` entry once and matches each path once
+        (a memo of its own, per call of this method: h29b N2, a long list against a deep model)."""
         if self.method == "fp8":  # Transformers' FineGrainedFP8 reads modules_to_not_convert
-            return KeptModules("modules_to_not_convert", self.ignore).keeps(path)
-        last = path.rpartition(".")[2]
-        for entry in self.ignore:
-            if entry.startswith("re:"):
-                if re.match(entry[3:], path):
-                    return True
-            elif entry in (path, last):
-                return True
-        return False
+            return KeptModules("modules_to_not_convert", self.ignore).matcher()
+        names = frozenset(e for e in self.ignore if not e.startswith("re:"))
+        patterns = [re.compile(e[3:]) for e in self.ignore if e.startswith("re:")]
+        memo: dict[str, bool] = {}
+
+        def ignores(path: str) -> bool:
+            if path not in memo:
+                memo[path] = (path in names or path.rpartition(".")[2] in names
+                              or any(p.match(path) for p in patterns))
+            return memo[path]
+        return ignores
 
     def describe(self) -> str:
         """The scheme in words, for formulas and descriptions."""
@@ -140,6 +147,42 @@ class KeptModules:
         if self.only:
             return not any(path.endswith(n) for n in self.names)
         return any(transformers_skips(n, path) for n in self.names)
+
+    def matcher(self) -> Callable[[str], bool]:
+        """:meth:`keeps` as a function that compiles each entry once (:func:`transformers_skips`' rule)
+        and matches each path once (a memo of its own, per call of this method): names x distinct
+        paths, not a compile per name and path (h29b N2: 1,000 names overflowed ``re``'s cache)."""
+        if self.only:
+            ends = tuple(self.names)
+            return lambda path: not path.endswith(ends)
+        # one search for any name as a part of the path; one match from the start for the patterns
+        # without a group (no back-reference or inline flag can tell them apart when joined: each is
+        # wrapped as written), the others one by one; a name with no special character is no pattern
+        if not self.names:
+            return lambda path: False
+        part = re.compile("|".join(map(re.escape, self.names)))
+        joined: list[str] = []
+        alone: list[re.Pattern[str]] = []
+        for n in self.names:
+            if re.escape(n) == n:
+                continue
+            try:
+                compiled = re.compile(n)
+            except re.error:  # read as text only, as transformers_skips does
+                continue
+            if "(" in n:
+                alone.append(compiled)
+            else:
+                joined.append(n)
+        if joined:
+            alone.insert(0, re.compile("|".join(f"(?:{n})" for n in joined)))
+        memo: dict[str, bool] = {}
+
+        def keeps(path: str) -> bool:
+            if path not in memo:
+                memo[path] = part.search(path) is not None or any(p.match(path) is not None for p in alone)
+            return memo[path]
+        return keeps
 
 
 #: The key listing a checkpoint's unquantized modules, by quant_method.

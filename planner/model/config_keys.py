@@ -6,7 +6,6 @@ file (or catalog entry), the key and, for a config.json file, its line.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -14,6 +13,7 @@ from typing import Any
 
 from planner.core.errors import ModelConfigError
 from planner.core.fieldhints import ascii_digits_hint
+from planner.model.config_errors import _bool_hint, _error, _is_json, _shown  # noqa: F401  (were defined here)
 
 
 #: Largest value of each size key that a real model could have; larger is a typo (an extra digit).
@@ -82,39 +82,6 @@ def text_number_hint(key: str, value: Any, json: bool, whole: bool = False, show
 #: The quantization_config methods planner sizes, as transformers names them (QuantizationMethod in
 #: transformers/utils/quantization_config.py): another spelling of one of them is refused, not sized.
 QUANT_METHODS = ("awq", "gptq", "bitsandbytes", "fp8", "mxfp4", "compressed-tensors")
-
-
-def _error(cfg: Mapping[str, Any], where: str | None, problem: str, key: str | None = None,
-           hint: str | None = None) -> ModelConfigError:
-    """A ModelConfigError at ``key``, with the key's line when ``cfg`` knows it (a config.json file)."""
-    lines = getattr(cfg, "lines", None) or {}
-    return ModelConfigError(problem, file=where, line=lines.get(key) if key else None, entry=key, hint=hint)
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    """``value`` as the config file writes it (JSON syntax, which YAML also reads: ``true``, ``null``,
-    ``[1, 2]``), not as Python prints it (``True``, ``None``), cut to ``limit`` characters (h18b minor a)."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=True, default=str)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _is_json(where: str | None) -> bool:
-    """Whether the config was read from a JSON file (a config.json: ``where`` names it), so that a hint gives
-    JSON syntax; a catalog entry (models.yaml ``config:``, ``where`` None or its entry) gets YAML syntax."""
-    return isinstance(where, str) and where.split(" (")[0].endswith(".json")
-
-
-def _bool_hint(key: str, value: Any, json: bool = True) -> str:
-    """The hint for a config boolean written otherwise: the boolean it may mean ("false" -> false), in JSON
-    syntax for a config.json and YAML syntax for a models.yaml ``config:``."""
-    word = str(value).strip().lower() if isinstance(value, (str, int, float)) else ""
-    meant = {"true": "true", "1": "true", "yes": "true", "false": "false", "0": "false", "no": "false"}.get(word)
-    kind, shown = ("a JSON boolean", f'"{key}": {meant}') if json else ("a YAML boolean", f"{key}: {meant}")
-    return (f"Write {kind} (true or false, no quotes): {shown}." if meant else
-            f"Write {kind}: true or false, no quotes.")
 
 
 def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = ..., kind: type = int,

@@ -55,7 +55,7 @@ def _names_problem(value: Any, nested: bool, example: str = "lm_head") -> str | 
 
 
 def _shown(value: Any) -> str:
-    from planner.model.config_keys import _shown as shown
+    from planner.model.config_errors import _shown as shown
 
     return shown(value)
 
@@ -135,7 +135,7 @@ def check_quant_lists(cfg: Mapping[str, Any], where: str | None, q: Mapping[str,
     Raises:
         ModelConfigError: one line naming the field and what it takes.
     """
-    from planner.model.config_keys import _error
+    from planner.model.config_errors import _error
     from planner.model.quantization import KEPT_KEYS
 
     method = str(q.get("quant_method", "")).lower()
@@ -174,7 +174,7 @@ def _check_settings(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, A
     """AWQ / GPTQ settings that cannot be so (h28b M3): a flag of :data:`_FLAGS` that is not true or
     false, an AWQ ``version`` that is none of :data:`AWQ_VERSIONS` (Transformers' AwqConfig refuses
     others), a GPTQ ``checkpoint_format`` that is no name ("gptq", "gptq_v2", "marlin")."""
-    from planner.model.config_keys import _bool_hint, _is_json
+    from planner.model.config_errors import _bool_hint, _is_json
 
     for flag in _FLAGS[method]:
         value = q.get(flag)

@@ -1,0 +1,91 @@
+"""Issue 28, hostile pass 29: h29a N3 (the sweep of a stopped import's check copy removes a folder only when each
+file in it still holds the size and SHA-256 the mark recorded before planner wrote it: a cloud.yaml edited after the
+import was killed is kept, as is a file the mark does not name or a file cut short).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def _stopped_copy(temp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A check copy made as import-skypilot makes it (gpus.yaml and cloud.yaml), its mark then naming a process
+    that has ended, as a SIGKILL leaves it."""
+    import tempfile
+
+    from planner.core.checkcopy import MARK, make_check_dir, write_check_file
+
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    d = make_check_dir()
+    write_check_file(d, "gpus.yaml", b"gpus: []\n")
+    write_check_file(d, "cloud.yaml", b'instances:\n  - source: "skypilot"\n')
+    mark = json.loads((d / MARK).read_text())
+    (d / MARK).write_text(json.dumps({**mark, "pid": _dead_pid()}))
+    return d
+
+
+def _sweep(folder: Path) -> list[Path]:
+    from planner.catalog.loader import CATALOG_FILES
+    from planner.core.checkcopy import sweep_stale
+
+    return sweep_stale(folder, CATALOG_FILES, now=time.time() + 3600)
+
+
+def test_the_mark_records_each_files_size_and_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.core.checkcopy import MARK
+
+    d = _stopped_copy(tmp_path, monkeypatch)
+    files = json.loads((d / MARK).read_text())["files"]
+    data = b'instances:\n  - source: "skypilot"\n'
+    assert files["cloud.yaml"] == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    assert sorted(files) == ["cloud.yaml", "gpus.yaml"]
+
+
+def test_an_untouched_stopped_copy_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    d = _stopped_copy(tmp_path, monkeypatch)
+    assert _sweep(tmp_path) == [d]
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("change", ["edited", "appended", "same size", "cut short", "not recorded", "no files key"])
+def test_a_copy_whose_file_is_not_as_planner_wrote_it_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              change: str) -> None:
+    from planner.core.checkcopy import MARK
+
+    d = _stopped_copy(tmp_path, monkeypatch)
+    cloud = d / "cloud.yaml"
+    if change == "edited":
+        cloud.write_text('instances:\n  - source: "skypilot; price checked by me"\n')
+    elif change == "appended":
+        with cloud.open("a") as f:
+            f.write("# mine\n")
+    elif change == "same size":
+        cloud.write_bytes(cloud.read_bytes().replace(b"skypilot", b"SKYPILOT"))
+    elif change == "cut short":  # a SIGKILL while planner wrote it: the mark already names its whole bytes
+        cloud.write_bytes(cloud.read_bytes()[:5])
+    elif change == "not recorded":  # a SIGKILL after the file was made but before the mark named it
+        mark = json.loads((d / MARK).read_text())
+        del mark["files"]["cloud.yaml"]
+        (d / MARK).write_text(json.dumps(mark))
+    else:  # an older planner's mark: the pid only
+        mark = json.loads((d / MARK).read_text())
+        del mark["files"]
+        (d / MARK).write_text(json.dumps(mark))
+    os.utime(cloud, (time.time() - 7200, time.time() - 7200))
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    assert _sweep(tmp_path) == []
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before

@@ -1,6 +1,8 @@
 """Issue 28, hostile pass 29: h29a N3 (the sweep of a stopped import's check copy removes a folder only when each
 file in it still holds the size and SHA-256 the mark recorded before planner wrote it: a cloud.yaml edited after the
-import was killed is kept, as is a file the mark does not name or a file cut short).
+import was killed is kept, as is a file the mark does not name or a file cut short); h29a N1 (a path argument whose
+__fspath__() raises is an InputError naming the keyword: scenario, out=, catalog=, model=, workload=,
+calibration=, load_catalog(overlay, base=); a scenario path-like is read once).
 """
 
 from __future__ import annotations
@@ -89,3 +91,60 @@ def test_a_copy_whose_file_is_not_as_planner_wrote_it_is_kept(tmp_path: Path, mo
     before = {p.name: p.read_bytes() for p in d.iterdir()}
     assert _sweep(tmp_path) == []
     assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+
+
+class _Raising:
+    """A path-like whose __fspath__() raises (h29a N1)."""
+
+    def __fspath__(self) -> str:
+        raise RuntimeError("boom")
+
+
+class _Counting:
+    """A path-like giving ``first`` on its first __fspath__() call and ``later`` after, counting the calls."""
+
+    def __init__(self, first: str, later: str) -> None:
+        self.first, self.later, self.calls = first, later, 0
+
+    def __fspath__(self) -> str:
+        self.calls += 1
+        return self.first if self.calls == 1 else self.later
+
+
+_SCENARIO = str(Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml")
+
+
+@pytest.mark.parametrize("entry", ["scenario", "out", "catalog", "compare scenario", "base", "overlay", "model",
+                                   "workload", "fit model", "calibration"])
+def test_a_path_whose_fspath_raises_is_an_input_error_naming_the_keyword(entry: str) -> None:
+    from planner import compare, estimate, fit, load_catalog, plan
+    from planner.core.errors import InputError
+
+    calls = {"scenario": lambda: plan(_Raising()), "out": lambda: plan(_SCENARIO, out=_Raising(), format="md"),
+             "catalog": lambda: plan(_SCENARIO, catalog=_Raising()), "compare scenario": lambda: compare(_Raising()),
+             "base": lambda: load_catalog(base=_Raising()), "overlay": lambda: load_catalog(_Raising()),
+             "model": lambda: estimate(model=_Raising(), task="infer"),
+             "workload": lambda: estimate(workload=_Raising()),
+             "fit model": lambda: fit(model=_Raising(), task="infer", gpu="rtx-4090", context="max"),
+             "calibration": lambda: estimate(model="llama-2-7b", task="infer", gpu="rtx-4090",
+                                             calibration=_Raising())}
+    with pytest.raises(InputError) as info:
+        calls[entry]()
+    keyword = entry.split()[-1]
+    assert str(info.value) == (f"{keyword}: could not be read as a path: RuntimeError: boom. Pass the path as a str "
+                               "or pathlib.Path.")
+
+
+def test_a_scenario_path_is_read_once(tmp_path: Path) -> None:
+    from planner import plan
+    from planner.core.errors import InputError
+
+    missing = tmp_path / "missing.yaml"
+    path = _Counting(_SCENARIO, str(missing))  # a second read would name a file that is not there
+    result = plan(path)
+    assert path.calls == 1
+    import yaml
+
+    assert result.scenario == yaml.safe_load(Path(_SCENARIO).read_text())["name"]  # planned from the first path's file
+    with pytest.raises(InputError):
+        plan(_Counting(str(missing), _SCENARIO))  # and the other way round: the missing file is the one read

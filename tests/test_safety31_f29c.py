@@ -2,7 +2,9 @@
 file in it still holds the size and SHA-256 the mark recorded before planner wrote it: a cloud.yaml edited after the
 import was killed is kept, as is a file the mark does not name or a file cut short); h29a N1 (a path argument whose
 __fspath__() raises is an InputError naming the keyword: scenario, out=, catalog=, model=, workload=,
-calibration=, load_catalog(overlay, base=); a scenario path-like is read once).
+calibration=, load_catalog(overlay, base=); a scenario path-like is read once); h29a N2 (the "temporary folder is
+the --out folder" refusal judged as tempfile will find the folder once --out is made: TMPDIR naming an --out not
+made yet, and the system's /tmp as --out with no variable set, are refused).
 """
 
 from __future__ import annotations
@@ -148,3 +150,52 @@ def test_a_scenario_path_is_read_once(tmp_path: Path) -> None:
     assert result.scenario == yaml.safe_load(Path(_SCENARIO).read_text())["name"]  # planned from the first path's file
     with pytest.raises(InputError):
         plan(_Counting(str(missing), _SCENARIO))  # and the other way round: the missing file is the one read
+
+
+def test_tmpdir_naming_an_out_folder_not_made_yet_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """h29a N2: tempfile picks its folder at first use, after planner made --out: judged as it will be then."""
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    out = tmp_path / "k25"
+    monkeypatch.setenv("TMPDIR", str(out))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", _SCENARIO, "--out", "./k25/", "--format", "xlsx"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == (
+        f"Error: the temporary folder {out} (TMPDIR) is the --out folder k25: temporary files (openpyxl's, the "
+        "importer's check copy) would be made there, beside the reports. Set TMPDIR to a private folder of your "
+        "own elsewhere (one made with mkdir -m 700), or unset it (then /tmp is used).")
+    assert not out.exists()  # refused before anything is made
+
+
+def test_the_systems_temporary_folder_as_out_is_refused_as_tmpdir_naming_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from planner.core import tempdir
+    from planner.core.errors import DestinationError
+
+    system = tmp_path / "systmp"
+    system.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(tempdir, "_system_temp_folder", lambda: None)  # the system's own is usable
+    monkeypatch.setattr(tempdir, "_system_default", lambda: system)  # ... and it is this folder
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(tempdir, "refuse_protected_temp", lambda: None)
+    with pytest.raises(DestinationError) as unset:
+        tempdir.refuse_temp_in(system)
+    assert str(unset.value) == (  # the API form of the message: out=, not --out
+        f"the temporary folder {system} (the system's, as TMPDIR is not set) is the out= folder {system}: temporary "
+        "files (openpyxl's, the importer's check copy) would be made there, beside the reports. Give another output "
+        "folder, or set TMPDIR to a private folder of your own elsewhere (one made with mkdir -m 700).")
+    monkeypatch.setenv("TMPDIR", str(system))
+    with pytest.raises(DestinationError) as named:
+        tempdir.refuse_temp_in(system)
+    assert str(named.value).endswith("(one made with mkdir -m 700).")  # not "unset it (then /tmp is used)": it is
+    tempdir.refuse_temp_in(tmp_path / "elsewhere")  # another --out: accepted

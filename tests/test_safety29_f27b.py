@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -224,8 +225,11 @@ def _copy(folder: Path, name: str = "planner-overlay-abcd_123", *, pid: int | No
     d = folder / name
     d.mkdir(mode=0o700)
     d.chmod(0o700)
-    (d / MARK).write_text(json.dumps({"format": MARK_FORMAT, "pid": _dead_pid() if pid is None else pid}) + "\n")
-    for n, text in (files if files is not None else {"cloud.yaml": "instances: []\n"}).items():
+    files = files if files is not None else {"cloud.yaml": "instances: []\n"}
+    record = {n: {"size": len(t.encode()), "sha256": hashlib.sha256(t.encode()).hexdigest()} for n, t in files.items()}
+    (d / MARK).write_text(json.dumps({"format": MARK_FORMAT, "pid": _dead_pid() if pid is None else pid,
+                                      "files": record}) + "\n")
+    for n, text in files.items():
         (d / n).write_text(text)
     return d
 
@@ -282,18 +286,20 @@ def test_a_link_named_as_a_check_copy_is_not_followed(tmp_path: Path) -> None:
 def test_the_mark_make_check_dir_writes_names_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
-    from planner.core.checkcopy import MARK, MARK_FORMAT, make_check_dir, remove_check_dir
+    from planner.core.checkcopy import MARK, MARK_FORMAT, make_check_dir, remove_check_dir, write_check_file
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     d = make_check_dir()
     assert d.parent == tmp_path and d.stat().st_mode & 0o777 == 0o700
-    assert json.loads((d / MARK).read_text()) == {"format": MARK_FORMAT, "pid": os.getpid()}
-    (d / "cloud.yaml").write_text("x\n")
+    assert json.loads((d / MARK).read_text()) == {"format": MARK_FORMAT, "pid": os.getpid(), "files": {}}
+    write_check_file(d, "cloud.yaml", b"x\n")
     assert _sweep(tmp_path) == []  # this process lives: kept, however old
-    (d / MARK).write_text(json.dumps({"format": MARK_FORMAT, "pid": _dead_pid()}))
+    mark = json.loads((d / MARK).read_text())
+    assert mark["files"] == {"cloud.yaml": {"size": 2, "sha256": hashlib.sha256(b"x\n").hexdigest()}}
+    (d / MARK).write_text(json.dumps({**mark, "pid": _dead_pid()}))
     assert _sweep(tmp_path) == [d]
     d2 = make_check_dir()
-    (d2 / "cloud.yaml").write_text("x\n")
+    write_check_file(d2, "cloud.yaml", b"x\n")
     remove_check_dir(d2)
     assert os.listdir(tmp_path) == []
 

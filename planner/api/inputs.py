@@ -295,9 +295,36 @@ def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
         if key == "lora_targets" and isinstance(value, str):
             value = lora_target_list(value)
         if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths
-            value = path_text(value)
+            value = path_text(path_arg(value, "model"))
         out[key] = value
     return out
+
+
+def path_arg(value: Any, entry: str) -> Any:
+    """A path argument (``scenario``, ``out=``, ``catalog=``, ``model=``, ``workload=``, ``load_catalog(base=)``)
+    read once: an os.PathLike other than a str or a plain pathlib path as the pathlib.Path of the text its
+    ``__fspath__()`` gives, so a later read cannot give another path; one giving bytes, an int or '' as it is
+    (refused later with its own line); any other value as it is.
+
+    Raises:
+        InputError: naming ``entry``, when ``__fspath__()`` raises (h29a N1).
+    """
+    from pathlib import PurePath
+
+    if (not isinstance(value, os.PathLike) or isinstance(value, (str, bytes))
+            or (isinstance(value, PurePath) and type(value).__fspath__ is PurePath.__fspath__)):
+        return value
+    try:
+        text = type(value).__fspath__(value)
+    except Exception as exc:  # anything a user's __fspath__ raises: the keyword named, no traceback
+        try:
+            said = clip_text(str(exc))
+        except Exception:  # an exception whose text cannot be made
+            said = ""
+        raise InputError(escape_unsafe(f"could not be read as a path: {type(exc).__name__}"
+                                       + (f": {said}" if said else "")), entry=entry,
+                         hint="Pass the path as a str or pathlib.Path.") from None
+    return Path(text) if isinstance(text, str) and text else value
 
 
 def path_text(value: os.PathLike) -> Any:
@@ -372,7 +399,7 @@ def out_of(out: Any) -> Path | None:
     """
     if out is None:
         return None
-    out = plain_text(out)  # a str subclass as the path it holds, not its __str__
+    out = path_arg(plain_text(out), "out")  # a str subclass as the path it holds, not its __str__
     path = dir_path_of(out, "out", "Give a directory for the reports, e.g. out='reports'",
                        empty=" (or '.' for the current directory)")
     # the text as given: Path('./~') prints as '~', but './~' is how a folder named '~' is written on purpose
@@ -409,6 +436,7 @@ def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
     if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
         raise InputError(f"must be a directory path (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
                          hint=hint + ".")
+    value = path_arg(value, entry)
     try:
         text = os.fspath(value)
     except TypeError:  # an os.PathLike whose __fspath__ gives neither str nor bytes (an int)
@@ -549,7 +577,7 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
     if isinstance(workload, Mapping):
         workload = plain_texts(workload, entry="workload")  # a str subclass as its text: what is checked is what is given
         return workload, None, str(workload.get("model", "workload"))
-    workload = plain_text(workload)
+    workload = path_arg(plain_text(workload), "workload")
     if isinstance(workload, str) and ("\n" in workload or "\r" in workload):  # YAML text, not a path
         raise InputError("is YAML text, not a file path: workload= reads a workload file or a mapping",
                          entry="workload", hint="Pass the mapping, e.g. workload=yaml.safe_load(text), or write the text "

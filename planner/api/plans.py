@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.api.inputs import (catalog_of, check_keywords, check_plain_values, out_of, plain_text,
+from planner.api.inputs import (catalog_of, check_keywords, check_plain_values, out_of, path_arg, plain_text,
                                  plain_texts, refuse_directory)
 from planner.core.errors import InputError
 from planner.core.resolved import resolved_out
@@ -172,7 +172,7 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
 
             read_costs(sc.costs, None, sc.workloads)
         return sc, _mapping_text(scenario), scenario
-    scenario = plain_text(scenario)  # a path as a str subclass: its text, not its __str__
+    scenario = path_arg(plain_text(scenario), "scenario")  # a str subclass's text, not its __str__; read once
     if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
         raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",
                          hint="Pass the mapping, e.g. plan(yaml.safe_load(text)), or write the text to a file.")

@@ -684,7 +684,7 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
             overlay_files(Path(out))
         except CatalogError as exc:
             raise CatalogError(f"the overlay would not load, so nothing was written: {exc.one_line()}") from None
-    from planner.core.checkcopy import make_check_dir, remove_check_dir
+    from planner.core.checkcopy import make_check_dir, remove_check_dir, write_check_file
     from planner.core.interrupt import held
 
     tmp = None
@@ -709,8 +709,8 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
                 except FileProblem as problem:
                     raise CatalogError(f"the overlay would not load, so nothing was written: {out / name}: "
                                        f"{problem.problem}", hint=problem.hint) from None
-                (Path(tmp) / name).write_bytes(data)
-            (Path(tmp) / "cloud.yaml").write_text(cloud_yaml, encoding="utf-8")
+                write_check_file(Path(tmp), name, data)
+            write_check_file(Path(tmp), "cloud.yaml", cloud_yaml.encode("utf-8"))
         except OSError as exc:  # a file-size limit, a full /tmp: the check copy, not standard output
             from planner.core.errors import OutputError
 

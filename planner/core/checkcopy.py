@@ -7,8 +7,12 @@ landing there does not leave it half removed (h26a m1). A SIGKILL (or a power cu
 a mark, :data:`MARK`, naming planner and the process that made it, and a later import removes a check copy that it
 can prove is a stopped run's own (:func:`sweep_stale`): a folder of this user, mode 0700 as ``mkdtemp`` makes it,
 named as planner names it, holding the mark and nothing but the catalog files planner copies there (regular files
-of this user, one link each), none changed in the last :data:`STALE_SECONDS`, whose process is gone. Anything
-else is left as it is, unread.
+of this user, one link each, each of the size and SHA-256 the mark records for it: one edited after planner wrote
+it may be the user's, h29a N3), none changed in the last :data:`STALE_SECONDS`, whose process is gone. Anything
+else is left as it is.
+
+The mark records a file's size and hash before the file is written (:func:`write_check_file`), so a SIGKILL at
+any instant leaves either a file the mark does not name or one whose bytes do not match it: both are kept.
 
 Sources: Python documentation, ``tempfile.mkdtemp`` (mode 0700, the 8 random characters of its names); Linux
 man-pages ``kill(2)`` (signal 0 checks whether a process exists: ESRCH when none has that id).
@@ -16,6 +20,7 @@ man-pages ``kill(2)`` (signal 0 checks whether a process exists: ESRCH when none
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -30,7 +35,8 @@ PREFIX = "planner-overlay-"
 _NAME = re.compile(re.escape(PREFIX) + r"[a-z0-9_]{8}")
 #: The mark planner writes first into each check copy, and removes last.
 MARK = ".planner-check-copy"
-#: What the mark holds: this format tag and the id of the process that made the copy.
+#: What the mark holds: this format tag, the id of the process that made the copy and, under "files", each file
+#: planner writes there: {"size": bytes, "sha256": hex digest}.
 MARK_FORMAT = "planner overlay check copy 1"
 #: How long a check copy must have been left unchanged before a later run may remove it (the check itself takes
 #: seconds; a run stopped with Ctrl-Z for longer keeps its copy while its process lives).
@@ -45,15 +51,49 @@ def make_check_dir() -> Path:
     """
     path = Path(tempfile.mkdtemp(prefix=PREFIX))
     try:
-        fd = os.open(path / MARK, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, json.dumps({"format": MARK_FORMAT, "pid": os.getpid()}).encode("ascii") + b"\n")
-        finally:
-            os.close(fd)
+        _write_mark(path, {}, os.O_CREAT | os.O_EXCL)
     except OSError:
         remove_check_dir(path)
         raise
     return path
+
+
+def _write_mark(path: Path, files: dict[str, dict[str, object]], flags: int) -> None:
+    """Write the mark of the check copy ``path``: this process and ``files``. Raises OSError."""
+    doc = {"format": MARK_FORMAT, "pid": os.getpid(), "files": files}
+    fd = os.open(path / MARK, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | flags, 0o600)
+    try:
+        data = json.dumps(doc, sort_keys=True).encode("ascii") + b"\n"
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
+
+
+def write_check_file(path: Path, name: str, data: bytes) -> None:
+    """Write ``data`` as the file ``name`` (a new one) in the check copy ``path``, its size and SHA-256 recorded
+    in the mark first (a stop at any instant leaves a file the sweep keeps or one it can prove is planner's).
+
+    Raises:
+        OSError: the mark or the file cannot be written (a full temporary folder, ulimit -f).
+    """
+    files = _mark_doc_files(path)
+    files[name] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    _write_mark(path, files, 0)
+    fd = os.open(path / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _mark_doc_files(path: Path) -> dict[str, dict[str, object]]:
+    """The files this run's mark in ``path`` records so far (a copy)."""
+    with open(path / MARK, "rb") as f:
+        doc = json.loads(f.read())
+    return dict(doc.get("files") or {})
 
 
 def remove_check_dir(path: Path) -> None:
@@ -137,28 +177,59 @@ def _stale(fd: int, allowed: frozenset[str], now: float) -> list[str] | None:
         newest = max(newest, f.st_mtime, f.st_ctime)
     if now - newest < STALE_SECONDS:
         return None
-    pid = _mark_pid(fd)
-    if pid is None or _alive(pid):
+    doc = _read_mark(fd)
+    pid = doc.get("pid") if doc is not None else None
+    if type(pid) is not int or pid <= 0 or _alive(pid):
         return None
+    files = doc.get("files")
+    if not isinstance(files, dict):
+        return None
+    for name in names:
+        if name != MARK and not _as_written(fd, name, files.get(name)):
+            return None  # changed since planner wrote it, or not recorded: perhaps the user's (h29a N3)
     return names
 
 
-def _mark_pid(fd: int) -> int | None:
-    """The process id the mark in the folder open as ``fd`` names, or None when it is not planner's mark."""
+def _read_mark(fd: int) -> dict | None:
+    """The mark in the folder open as ``fd``, or None when it is not planner's mark."""
     try:
-        mfd = os.open(MARK, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+        mfd = os.open(MARK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
     except OSError:
         return None
     try:
-        data = os.read(mfd, 4097)
+        data = os.read(mfd, 65537)
     finally:
         os.close(mfd)
     try:
-        doc = json.loads(data) if len(data) <= 4096 else None
+        doc = json.loads(data) if len(data) <= 65536 else None
     except ValueError:
         return None
-    pid = doc.get("pid") if isinstance(doc, dict) and doc.get("format") == MARK_FORMAT else None
-    return pid if type(pid) is int and pid > 0 else None
+    return doc if isinstance(doc, dict) and doc.get("format") == MARK_FORMAT else None
+
+
+def _as_written(fd: int, name: str, record: object) -> bool:
+    """Whether the file ``name`` in the folder open as ``fd`` holds the bytes ``record`` (the mark's
+    {"size", "sha256"} for it) says planner wrote."""
+    if not isinstance(record, dict) or type(record.get("size")) is not int or not isinstance(record.get("sha256"),
+                                                                                         str):
+        return False
+    try:
+        ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(ffd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != record["size"]:
+            return False
+        digest = hashlib.sha256()
+        while True:
+            chunk = os.read(ffd, 1 << 20)
+            if not chunk:
+                break
+            digest.update(chunk)
+    finally:
+        os.close(ffd)
+    return digest.hexdigest() == record["sha256"]
 
 
 def _alive(pid: int) -> bool:

@@ -152,8 +152,13 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
     """
     refuse_protected_temp()
     where, var = _temp_folder_and_source()
-    if where is None:
-        return
+    pending = _temp_once_made(out)
+    if pending is not None:  # TMPDIR names --out, not made yet: tempfile takes it once planner makes it (h29a N2)
+        where, var = pending
+    elif where is None:  # the system's own (/tmp): judged as well (h29a N2)
+        where, var = _system_default(), "default"
+        if where is None:
+            return
     var = var or "TMPDIR"
     cwd = where.name == _CWD_MARK
     where = where.parent if cwd else where
@@ -161,7 +166,7 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
     named += [(f, "the --catalog overlay folder {}, an input of this run", "among the overlay's catalog files")
               for f in overlays]
     for folder, what, landing in named:
-        inside = temp_within(where, folder)
+        inside = False if pending is not None and folder is out else temp_within(where, folder)
         if inside is None:
             continue
         shown = escape_unsafe(str(where))
@@ -175,7 +180,46 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
                                    f"importer's check copy) would be made there, {landing}. Set TMPDIR to a private "
                                    "folder of your own elsewhere with room (one made with mkdir -m 700), or run from "
                                    "another folder.")
+        if var == "default":  # no variable named it: setting TMPDIR moves the temporary files
+            raise DestinationError(f"the temporary folder {shown} (the system's, as TMPDIR is not set) {how} "
+                                   f"{what.format(escape_unsafe(str(folder)))}: temporary files (openpyxl's, the "
+                                   f"importer's check copy) would be made there, {landing}. Give another output "
+                                   "folder, or set TMPDIR to a private folder of your own elsewhere (one made with "
+                                   "mkdir -m 700).")
+        unset = ("" if _system_default() is not None and os.path.abspath(where) == str(_system_default())
+                 else ", or unset it (then /tmp is used)")
         raise DestinationError(f"the temporary folder {shown} ({var}) {how} {what.format(escape_unsafe(str(folder)))}: "
                                "temporary files (openpyxl's, the importer's check copy) would be made there, "
                                f"{landing}. Set {_set(var)} to a private folder of your own elsewhere (one made with "
-                               "mkdir -m 700), or unset it (then /tmp is used).")
+                               f"mkdir -m 700){unset}.")
+
+
+def _system_default() -> Path | None:
+    """The system's temporary folder tempfile takes when no variable names one: the first of /tmp, /var/tmp and
+    /usr/tmp that can take files, or None."""
+    for folder in ("/tmp", "/var/tmp", "/usr/tmp"):
+        if _takes_files(folder):
+            return Path(folder)
+    return None
+
+
+def _temp_once_made(out: Path | None) -> tuple[Path, str] | None:
+    """The temporary folder and its variable when ``out`` is not there yet and the variable tempfile would read
+    first once planner has made ``out`` (TMPDIR, TEMP, TMP: the first naming a usable folder) names ``out`` itself
+    (compared as absolute, normalised paths), else None. tempfile picks its folder at its first use, after
+    planner makes ``out``."""
+    if out is None or tempfile.tempdir is not None or os.path.lexists(out):
+        return None
+    target = os.path.abspath(out)
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(var)
+        if not value:
+            continue
+        try:
+            if os.path.abspath(value) == target:
+                return Path(value), var
+        except ValueError:  # a NUL in it
+            continue
+        if os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK):
+            return None  # this one is used, as it is now
+    return None

@@ -3,18 +3,24 @@
 Covers h29b N3 (a Catalog given to the API whose Price ``exempt`` is no tuple of (check name, reason)
 pairs -- 'stale', 5, None, a mapping, (('stale',),), (('stale', 'x', 'y'),), a check named twice -- on any
 priced entry, or set in place with ``object.__setattr__``: one CatalogError naming the entry and field, not a
-bare ValueError / TypeError).
+bare ValueError / TypeError); M3 (import-skypilot's closing hint "use it with --catalog DIR", and
+--catalog given twice, print each folder shell-quoted: '/tmp/o;rm x' as '/tmp/o;rm x' in quotes); M2 (a
+5,000-character InstanceType left out is clipped in the summary, in the entry's name and the row's pointer).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import shlex
 
 import pytest
 
 from planner import load_catalog
 from planner.api.inputs import check_catalog_object
 from planner.core.errors import CatalogError
+
+_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone"
+_ROW = 'g5.xlarge,A10G,1,4,16,"{}",1.006,0.4,us-east-1,us-east-1a'
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +80,59 @@ def test_exempt_changed_in_place_is_refused():
     with pytest.raises(CatalogError) as info:
         check_catalog_object(catalog)
     assert f"gpus[{i}] ({entries[i].id}).prices[0].exempt: must be a tuple" in str(info.value)
+
+
+def _vms(tmp_path, *rows):
+    (tmp_path / "aws").mkdir()
+    path = tmp_path / "aws" / "vms.csv"
+    path.write_text("\n".join((_HEADER, *rows)) + "\n")
+    return path
+
+
+def _invoke(*args):
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.mark.parametrize("name", ["o v", "o'q", "o;rm x", "plain"])
+def test_import_hint_quotes_the_folder(tmp_path, name):
+    out = tmp_path / name
+    r = _invoke("catalog", "import-skypilot", str(_vms(tmp_path, _ROW)), "--out", str(out))
+    assert r.exit_code == 0, r.output
+    last = r.output.strip().splitlines()[-1]
+    assert last.endswith(f"; use it with --catalog {shlex.quote(str(out))}")
+    # pasted into a shell, the hint is the option and the one folder, nothing after it
+    assert shlex.split(last.split("; use it with ", 1)[1]) == ["--catalog", str(out)]
+    assert (name == "plain") == (f"--catalog {out}" in last)  # quoted only where the path needs it
+
+
+def test_catalog_given_twice_shows_each_folder_quoted(tmp_path):
+    a, b = tmp_path / "a;b", tmp_path / "c"
+    r = _invoke("catalog", "list", "gpus", "--catalog", str(a), "--catalog", str(b))
+    assert r.exit_code == 2
+    assert f"given 2 times (--catalog {shlex.quote(str(a))} --catalog {b});" in r.output
+
+
+def test_long_instance_type_is_clipped_in_the_summary(tmp_path):
+    long = "g" + "x" * 5000
+    row = _ROW.replace("g5.xlarge", long)
+    r = _invoke("catalog", "import-skypilot", str(_vms(tmp_path, _ROW, row)), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())  # the summary is wrapped at the terminal's width
+    # each echo: the first 40 characters and the length (the entry's id is 'aws-' + the type: 5,005)
+    assert "(aws-" + long[:36] + "... (5,005 characters)).id:" in text
+    assert "(line 3: " + long[:40] + "... (5,001 characters))" in text
+    assert "x" * 100 not in r.output and len(r.output) < 1500
+
+
+def test_shell_word_quotes_only_what_the_shell_reads():
+    from planner.core.names import shell_word
+
+    for text in ("café/o-1_2.x", "cafe\u0301"):  # letters and marks of any script are read as themselves
+        assert shell_word(text) == text
+    for text in ("/tmp/o;rm x", "o v", "o'q", "a$b", "~x", ""):
+        assert shell_word(text) == shlex.quote(text) != text
+        assert shlex.split(shell_word(text)) == [text] if text else shlex.split(shell_word(text)) == [""]

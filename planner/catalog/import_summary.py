@@ -23,6 +23,8 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
     A provider's file lists hundreds of instance types without a GPU the catalog knows; one line
     each (~1,800 for AWS) would bury the rows that were read.
     """
+    from planner.core.names import clip_text
+
     by_reason: dict[str, list[tuple[int, str]]] = {}
     for inst, why in skipped.items():
         m = _LINE_REASON.fullmatch(why)
@@ -31,11 +33,13 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
     order = sorted(by_reason, key=lambda why: (-len(by_reason[why]), why))
     lines = []
 
-    def item(line: int, inst: str) -> str:
+    def item(line: int, inst: str) -> str:  # an instance type clipped at 40 characters, as reasons clip ids (h29b M2)
         if line < 0:
-            return inst
+            return clip_text(inst, 40)
         row = f"the row on line {line}"  # a row of no instance type, or one left out of an instance kept: 'of X'
-        return f"line {line}" + (inst[len(row):] if inst == row or inst.startswith(row + " of ") else f": {inst}")
+        if inst.startswith(row + " of "):
+            return f"line {line} of {clip_text(inst[len(row) + 4:], 40)}"
+        return f"line {line}" + ("" if inst == row else f": {clip_text(inst, 40)}")
 
     for n, why in enumerate(order):
         insts = sorted(by_reason[why])

@@ -61,6 +61,7 @@ from planner.catalog.models import MODELS, ModelEntry
 from planner.catalog.network import NICS, SWITCHES, Nic, Switch
 from planner.catalog.pcie import GENERATIONS, PcieGen
 from planner.catalog.platforms import PLATFORMS, Platform
+from planner.catalog.prices import exempt_data
 from planner.catalog.ram import DIMMS, Dimm
 from planner.catalog.schema import (ENTRIES_HINT, ID_PATTERN, CatalogWarning, Field, Kind, Parsed, check_entry_count,
                                     read_id, read_text)
@@ -873,12 +874,13 @@ def _entry_data(kind: Kind, record: Any, where: str = "") -> dict[str, Any]:
     keys a file holds): sizes and rates as '<n> B' and '<n> B/s', tuples as lists, records as mappings."""
     import dataclasses
 
-    def plain(v: Any) -> Any:
+    def plain(v: Any, at: str) -> Any:  # at: the entry and field, for exempt_data's error
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return {f.name: (dict(getattr(v, f.name)) if f.name == "exempt" else plain(getattr(v, f.name)))
-                    for f in dataclasses.fields(v) if not _empty(getattr(v, f.name))}
+            return {f.name: (exempt_data(getattr(v, f.name), f"{at}.exempt") if f.name == "exempt"
+                             else plain(getattr(v, f.name), at)) for f in dataclasses.fields(v)
+                    if not _empty(getattr(v, f.name)) or (f.name == "exempt" and getattr(v, f.name) is None)}
         if isinstance(v, (tuple, list)):
-            return [plain(x) for x in v]
+            return [plain(x, f"{at}[{i}]") for i, x in enumerate(v)]
         return v
 
     data: dict[str, Any] = {}
@@ -891,7 +893,7 @@ def _entry_data(kind: Kind, record: Any, where: str = "") -> dict[str, Any]:
             continue
         if attr.endswith(("_bytes", "_bytes_per_s")):
             value = _bytes_text(plain_number(value), per_s=attr.endswith("_per_s"), where=f"{where}.{key}")
-        data[key] = plain(value)
+        data[key] = plain(value, f"{where}.{key}")
     if data.get("prices"):
         for single in ("price_usd", "base_price_usd", "price_kind"):
             data.pop(single, None)

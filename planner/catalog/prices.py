@@ -281,6 +281,37 @@ def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
     return tuple(out)
 
 
+def exempt_data(value: Any, where: str) -> dict[Any, Any]:
+    """A Price object's ``exempt`` (from a Catalog given to the API) as a file's ``exempt:`` mapping, for
+    the field reader to check: (check name, reason) pairs, a tuple or list of them.
+
+    Raises:
+        CatalogError: ``value`` is no tuple of pairs ('stale', 5, None, a mapping, (('stale',),)) or
+            names a check twice, at ``where`` (the entry and field).
+    """
+    from planner.core.errors import CatalogError
+    from planner.core.held import held_list
+
+    pairs = held_list(value) if isinstance(value, (tuple, list)) else None
+    if pairs is not None:
+        pairs = [held_list(p) for p in pairs if isinstance(p, (tuple, list))]
+    if pairs is None or len(pairs) != len(held_list(value)) or any(len(p) != 2 for p in pairs):
+        text = ascii(value)
+        raise CatalogError(f"must be a tuple of (check name, reason) pairs, not {text[:117] + '...' if len(text) > 120 else text}",
+                           entry=where, hint=f"Give it as load_catalog() builds it: (('stale', 'why the figure stands'),); "
+                           f"check names: {', '.join(EXEMPT_CHECKS)}.")
+    out: dict[Any, Any] = {}
+    for name, reason in pairs:
+        if not isinstance(name, str):
+            raise CatalogError(f"check name {ascii(name)[:40]} is not a name", entry=where,
+                               hint=f"Check names: {', '.join(EXEMPT_CHECKS)}.")
+        name = str.__str__(name)  # the text itself: a str subclass's __hash__ and __eq__ are not asked
+        if name in out:
+            raise CatalogError(f"names the check {ascii(name)[:40]} twice", entry=where, hint="Give each check one reason.")
+        out[name] = reason
+    return out
+
+
 def _notes(it: Entry) -> str | None:
     """A price item's ``notes``: a free text (:data:`planner.catalog.texts.MAX_FREE_TEXT_CHARS`), or None."""
     notes = it.str("notes", None)

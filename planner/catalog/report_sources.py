@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from planner.core.errors import DestinationError
+from planner.core.names import shell_word
 
 #: What to do, for both refusals.
 _HINT = "Give the scenario another name, or give another --out."
@@ -64,7 +65,7 @@ def refuse_report_as_sources(out: Path, names: Iterable[str]) -> None:
     if not present:
         return
     raise DestinationError(f"{Path(out) / name}: is named as a catalog folder's source list (SOURCES.md), and {out} "
-                           f"holds catalog overlay files ({', '.join(present)}), so --catalog {out} would read this "
+                           f"holds catalog overlay files ({', '.join(present)}), so --catalog {shell_word(str(out))} would read this "
                            f"report as the overlay's source list. {_HINT}")
 
 
@@ -90,5 +91,5 @@ def refuse_overlay_beside_report(out: Path) -> None:
             continue  # gone, or changed since: a person's file now, the overlay's own source list
         raise DestinationError(f"{Path(out) / name}: is a report of {entry['set']!r} (see {Path(out) / MANIFEST}), "
                                f"and cloud.yaml written beside it would make {out} a catalog overlay whose source "
-                               f"list (SOURCES.md) --catalog {out} reads from that report. Move the report away, "
+                               f"list (SOURCES.md) --catalog {shell_word(str(out))} reads from that report. Move the report away, "
                                f"give its scenario another name, or give another --out.")

@@ -430,11 +430,12 @@ def _loader_problem(row: Imported) -> str | None:
     (planner.cli.catalog.check_overlay)."""
     from planner.catalog.loader import check_entry
     from planner.core.errors import CatalogError
+    from planner.core.names import clip_text
 
     try:
         check_entry("instances", _entry_mapping(row, "SkyPilot catalog", "2000-01"))
-    except CatalogError as exc:
-        return f"the catalog would refuse it: {exc.one_line()}"
+    except CatalogError as exc:  # the entry's id, as the entry's name, clipped as the reason clips it (h29b M2)
+        return f"the catalog would refuse it: {exc.one_line().replace(f'({row.id})', f'({clip_text(row.id, 40)})', 1)}"
     return None
 
 

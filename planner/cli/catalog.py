@@ -14,6 +14,7 @@ from planner.cli.common import (LineError, SingleValueCommand, echo, handle_erro
                                 signal_guard)
 from planner.core.clock import utc_today
 from planner.core.escape import json_text
+from planner.core.names import shell_word
 
 
 CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
@@ -411,7 +412,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         path = rs.commit()[0]
     for note in rs.notes:
         echo(note, err=True)
-    echo(escape_unsafe(f"Wrote {path} ({count} instance(s)); use it with --catalog {out_dir}"))
+    echo(escape_unsafe(f"Wrote {path} ({count} instance(s)); use it with --catalog {shell_word(str(out_dir))}"))
 
 
 def _own_overlay_hint(catalog_dir: str) -> str:
@@ -428,7 +429,7 @@ def _own_overlay_hint(catalog_dir: str) -> str:
     names += ["SOURCES.md"] if (folder / "SOURCES.md").is_file() else []
     shown = escape_unsafe(str(catalog_dir))
     copy = (f"Copy {shown}'s other files ({', '.join(names)}) into a new folder NEW, import into it with --out NEW "
-            f"--catalog {shown}" if names else f"Import with --out NEW (a new folder) --catalog {shown}")
+            f"--catalog {shell_word(shown)}" if names else f"Import with --out NEW (a new folder) --catalog {shell_word(shown)}")
     own = (f"; {shown}/cloud.yaml's own entries are not in it: add them to NEW/cloud.yaml by hand"
            if (folder / "cloud.yaml").is_file() else "")
     return f"{copy}, then give --catalog NEW alone (a run reads one overlay folder){own}."

@@ -17,7 +17,7 @@ import click
 
 from planner.cli.streams import refuse_streams_onto_inputs
 from planner.core.errors import OutputError, PlannerError, UsageError
-from planner.core.names import byte_escapes, escape_unsafe
+from planner.core.names import byte_escapes, escape_unsafe, shell_word
 from planner.core.outpath import UNEXPANDED
 
 
@@ -516,7 +516,7 @@ def one_catalog(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     if not value:
         return None
     if len(value) > 1:
-        shown = " ".join(f"--catalog {v}" for v in value)
+        shown = " ".join(f"--catalog {shell_word(escape_unsafe(str(v)))}" for v in value)
         raise LineError(f"--catalog: given {len(value)} times ({shown}); a run reads one overlay directory. "
                         "Give --catalog once, with a folder holding all the overlay files.", ctx)
     return value[0]

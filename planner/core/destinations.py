@@ -347,13 +347,13 @@ def _new_folder_clash(out: Path) -> None:
     other = next((n for n in names if n != made.name and _one_file_key(n) == key), None)
     if other is None:
         return
-    from planner.core.names import escape_unsafe
+    from planner.core.names import escape_unsafe, shell_word
 
     both = f"{other!r} and {made.name!r}" if other.isascii() and made.name.isascii() else \
         f"{other!a} and {made.name!a}"
     there = escape_unsafe(str(above / other))
     is_dir = os.path.isdir(above / other)
-    hint = f"Give --out {there}{str(out)[len(str(made)):]} to write into that folder, or a name of its own." \
+    hint = f"Give --out {shell_word(there + escape_unsafe(str(out)[len(str(made)):]))} to write into that folder, or a name of its own." \
         if is_dir else "Give --out a name of its own."
     raise DestinationError(f"{escape_unsafe(str(out))}: would make the folder {escape_unsafe(str(made))} beside "
                            f"the {'folder' if is_dir else 'file'} {there}, and the two names ({both}) differ "

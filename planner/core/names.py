@@ -747,3 +747,18 @@ def path_text(path: object) -> str:
         raw = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return escape_unsafe(raw)
 
+
+
+#: Characters a shell reads as themselves in a word, besides letters, digits and marks of any script.
+_SHELL_PLAIN = frozenset("@%+=:,./_-")
+
+
+def shell_word(text: str) -> str:
+    """``text`` (a path planner prints inside a command it suggests) as a shell word: as it is when it holds only
+    letters, digits and combining marks of any script and ``@%+=:,./_-`` ('café/o', composed or
+    decomposed), else quoted by :func:`shlex.quote` ('/tmp/o;rm x' ->
+    ``'/tmp/o;rm x'``), so that a pasted hint runs nothing the path holds (h29b M3)."""
+    from shlex import quote
+
+    plain = text and all(c in _SHELL_PLAIN or c.isalnum() or unicodedata.category(c).startswith("M") for c in text)
+    return text if plain else quote(text)

@@ -346,6 +346,7 @@ def test_plan_format_without_out_is_refused():
 
 # ----- compare --------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_compare_is_what_the_command_prints_as_json(cli, tmp_path):
     from planner import compare
 

@@ -84,6 +84,7 @@ def test_a_huge_quant_method_is_echoed_cut(tmp_path: Path) -> None:
     assert "q" * 80 + "... (100,000 characters)" in " ".join(r.output.split()).replace("q q", "qq")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_assumptions_sheet_shows_unsafe_path_characters_escaped(tmp_path: Path) -> None:
     import os
 

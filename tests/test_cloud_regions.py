@@ -54,6 +54,7 @@ def _redated(tmp_path, ids, as_of="2024-01"):
     return d
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_rows_older_than_12_months_are_flagged(tmp_path):
     cat = load_catalog()
     assert not stale_instances(cat.instances, today=dt.date(2026, 12, 2))  # no shipped row is a year old
@@ -66,6 +67,7 @@ def test_rows_older_than_12_months_are_flagged(tmp_path):
     assert [i for i in stale_instances(cat.instances, today=dt.date(2027, 9, 1)) if i.provider == "aws"]
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_compare_warns_about_old_rows_and_catalog_cloud_marks_them(tmp_path):
     text = (SCENARIOS / "compare-qlora-7b-12gb.yaml").read_text()
     text = text.replace("  instances: [aws-g5-xlarge, aws-g5-4xlarge, aws-g6-xlarge, aws-g6-4xlarge]",

@@ -87,6 +87,7 @@ def test_a_service_needing_several_instances_is_rented_as_the_fewest_that_meet_i
     assert not wc.pricing_assumed and "slo:" in wc.pricing
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_count_is_stated_in_text_json_csv_and_workbook(several, catalog, tmp_path):
     from planner.cost.comparison_report import comparison_text
 

@@ -240,6 +240,7 @@ def readme_commands() -> list[str]:
     return out
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_readme_commands_run(tmp_path: Path, monkeypatch):
     """Each complete command the README shows runs and succeeds (in the checkout, reports to tmp_path)."""
     import shlex
@@ -305,6 +306,7 @@ def test_readme_overlay_changes_the_price_it_says(tmp_path: Path):
     assert lines.loc["rtx-3060-12gb", "price_kind"] == "quote"
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_readme_python_example_runs(tmp_path: Path, monkeypatch):
     block = re.search(r"```python\n(.*?)```", readme(), re.S)
     assert block, "the README shows the Python API"

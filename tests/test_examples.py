@@ -62,6 +62,7 @@ def test_scenario_plans(path, catalog):
         assert est.host_total_bytes <= c["ram_bytes"]
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_shipped_choices(catalog):
     """The recommended machine of each feasible scenario (reviewed by hand; see scenarios/README.md)."""
     got = {}

@@ -124,6 +124,7 @@ def test_a_call_leaves_the_interpreter_alone(call: str, changes: list[str], tmp_
     assert _state() == before
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_validation_report_leaves_the_import_path_alone(changes: list[str],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The report's sections read test files as modules (in ``sys.modules``, their folder on ``sys.path``

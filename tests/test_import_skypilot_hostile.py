@@ -81,6 +81,7 @@ def test_bad_dates_and_sources_are_refused(tmp_path: Path, option: str, value: s
     assert "\x1b" not in r.stderr and not out.exists()
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_an_overlay_over_the_loaders_input_cap_is_not_written(tmp_path: Path) -> None:
     # 7,000 rows, each with a 3,000-character source: over the loader's 20 MiB cap (planner.core.infile)
     rows = "".join(f"g6.x{i},L4,1.0,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n" for i in range(7000))
@@ -138,6 +139,7 @@ def test_the_shipped_catalog_and_an_empty_out_are_refused(tmp_path: Path) -> Non
     assert r.exit_code == 2 and "--out: is empty" in r.stderr
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_cloud_yaml_planner_did_not_write_is_not_replaced(tmp_path: Path) -> None:
     out = tmp_path / "o"
     out.mkdir()

@@ -30,6 +30,7 @@ def _run(*args: str):
     return CliRunner().invoke(main, ["catalog", "import-skypilot", *args])
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_device_is_refused_unread(tmp_path: Path) -> None:
     # /dev/zero streams without end: refused by its type before one byte is read (memory capped meanwhile,
     # so that the old read-a-whole-line fails as MemoryError rather than eating the machine)
@@ -42,6 +43,7 @@ def test_a_device_is_refused_unread(tmp_path: Path) -> None:
     assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_named_pipe_is_refused_without_waiting(tmp_path: Path) -> None:
     fifo = tmp_path / "f.csv"
     os.mkfifo(fifo)

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -68,6 +70,7 @@ def total(arch, **keys):
     return estimate(make(arch, **keys)).per_gpu_total_bytes
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=150, deadline=None)
 @given(archs(), train_options, st.integers(1, 8))
 def test_more_micro_batch_never_needs_less(arch, opts, extra):
@@ -76,6 +79,7 @@ def test_more_micro_batch_never_needs_less(arch, opts, extra):
     assert bigger >= base
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=150, deadline=None)
 @given(archs(), train_options, st.integers(1, 2048))
 def test_longer_sequence_never_needs_less(arch, opts, extra):
@@ -84,6 +88,7 @@ def test_longer_sequence_never_needs_less(arch, opts, extra):
     assert longer >= base
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=150, deadline=None)
 @given(archs(), train_options, st.integers(2, 64), st.integers(1, 2))
 def test_higher_zero_stage_never_needs_more(arch, opts, gpus, stage):
@@ -97,6 +102,7 @@ def test_higher_zero_stage_never_needs_more(arch, opts, gpus, stage):
     assert high_est.per_gpu_total_bytes <= low + kept_bucket
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=150, deadline=None)
 @given(archs(), train_options, st.integers(2, 32), st.integers(1, 32), st.integers(0, 3))
 def test_more_gpus_never_need_more_per_gpu(arch, opts, gpus, extra, stage):
@@ -117,6 +123,7 @@ def test_checkpointing_never_increases_activations(arch, recipe, attention, full
     assert ckpt <= none
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=100, deadline=None)
 @given(archs(), st.sampled_from(["full", "lora"]), st.sampled_from(OFFLOAD_OPTIMIZERS),
        st.sampled_from(OFFLOAD_OPTIMIZERS), st.integers(1, 8), st.sampled_from([2, 3]), st.integers(1, 4))
@@ -130,6 +137,7 @@ def test_zero_offload_gpu_need_holds_no_optimizer_and_no_gradient_copy(arch, met
     assert not any(c.name == "gradients" for c in a.gpu_components())
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=100, deadline=None)
 @given(archs(), st.sampled_from(["mixed-bf16", "mixed-fp16", "fp32", "amp-bf16"]), st.integers(2, 16))
 def test_zero3_with_offloaded_parameters_holds_the_same_tensors_on_one_gpu_as_on_many(arch, recipe, gpus):
@@ -161,6 +169,7 @@ def serving_archs(draw):
     return from_hf_config(cfg)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=100, deadline=None)
 @given(serving_archs(), st.integers(1, 32768), st.sampled_from([16, 100, 512, 2048, 8192]),
        st.integers(2, 40), st.booleans())

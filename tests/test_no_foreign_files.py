@@ -67,6 +67,7 @@ def test_a_hand_written_readme_beside_a_scenario_readme_is_kept(tmp_path: Path, 
     assert set(read_manifest(tmp_path)) == {"README.json", "README.xlsx"}
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_scenario_named_like_another_commands_report_does_not_replace_it(tmp_path: Path) -> None:
     # plan of scenario 'lab-compare' removed lab-compare.xlsx/.json that compare wrote for scenario 'lab'
     from planner import compare

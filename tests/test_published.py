@@ -589,6 +589,7 @@ VLLM_WEIGHTS = [
 ]
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("entry_id, key, config_overrides, printed", VLLM_WEIGHTS,
                          ids=[v[0] for v in VLLM_WEIGHTS])
 def test_vllm_weights_term_includes_the_rotary_cache(entry_id, key, config_overrides, printed):

@@ -25,6 +25,7 @@ def run(tmp_path_factory):
     return r.output, out
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_json_carries_the_ram_rule_with_its_derivation(run, tmp_path):
     r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
@@ -51,6 +52,7 @@ def test_json_carries_the_ram_rule_with_its_derivation(run, tmp_path):
     assert note["sets_ram"] is True and note["lines"][0].startswith("RAM set by the 2x-installed-VRAM rule")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_console_says_so_with_the_need_sized_price(run):
     text = " ".join(run[0].split())  # the console wraps its sentences
     assert "RAM rule: RAM set by the 2x-installed-VRAM rule of thumb (constraints.ram_vram_min)" in text
@@ -59,6 +61,7 @@ def test_console_says_so_with_the_need_sized_price(run):
             "$48,041.00.") in text
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_summary_sheet_shows_both(run):
     from openpyxl import load_workbook
 
@@ -71,6 +74,7 @@ def test_summary_sheet_shows_both(run):
     assert texts[at + 2].startswith("Sized to the need") and "$1,792.00" in texts[at + 2]
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_quotes_memory_line_says_the_rule_sized_it(run):
     from openpyxl import load_workbook
 
@@ -84,6 +88,7 @@ def test_the_quotes_memory_line_says_the_rule_sized_it(run):
     assert others and not any(RAM_RULE_LINE_NOTE in str(d) for d in others)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_no_note_where_the_rule_costs_nothing(tmp_path):
     # qlora-7b-12gb: 1 x 12 GiB card, 2x = 24 GiB is more than its host peak (about 11.7 GiB), but the
     # smallest configuration of its am5-desktop (2 channels x 16 GiB = 32 GiB) holds both, and no cheaper

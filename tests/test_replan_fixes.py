@@ -112,6 +112,7 @@ def test_ftmc2b_offers_max_cards_8(catalog):
         assert "max_cards: 8" in s
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_dl2_offers_max_nodes_2(catalog):
     e = _no_plan(_data("dl2"), catalog)
     assert any(s.startswith("max_nodes: 2 (the scenario sets 1)") for s in e.suggestions), e.suggestions
@@ -126,6 +127,7 @@ def test_missing_serving_fixes_now_offered(catalog, name, levers):
         assert any(s.startswith(lever) for s in e.suggestions), (lever, e.suggestions)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_one_wording_for_a_pinned_key(catalog):
     # trial 4, item 10: "(list it in weights to let the solver choose it)" beside "(the scenario pins bf16)"
     for name in ("a4090mc4", "c120", "q24nooff"):

@@ -240,6 +240,7 @@ def _scenario(tmp_path: Path, seq_len: int) -> Path:
     return path
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_report_of_an_earlier_plan_not_written_again_goes_with_the_new_set(tmp_path: Path) -> None:
     # A new-user trial: plan with md, change the scenario, plan with the default formats; the old md still
     # said 512 tokens beside a workbook and json of 8,192. The output folder now holds one plan's reports.
@@ -283,6 +284,7 @@ def test_a_read_only_stale_report_is_kept_and_said(tmp_path: Path) -> None:
     assert said and "made read-only" in said[0] and "chmod u+w" in said[0]
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_nothing_fitting_after_a_plan_removes_all_of_that_plans_reports(tmp_path: Path) -> None:
     # A break-it trial: a feasible run wrote xlsx, csv, json and md; the same scenario made infeasible and
     # run with --format md wrote nothing and removed the xlsx and md, but left the csv and a json saying

@@ -38,6 +38,7 @@ def _plan(*args: str):
     ("team a", "team-a"), ("team/a", "team-a"), ("team: a", "team-a"), (".planner-reports", "planner-reports"),
     ("x" * 120 + "one", "x" * 120 + "two"),  # the same first 120 bytes: the report name's cap
 ])
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_scenarios_whose_names_give_one_file_name_never_replace_each_other(tmp_path: Path, first: str,
                                                                          second: str) -> None:
     out = tmp_path / "o"
@@ -77,6 +78,7 @@ def test_a_manifest_others_can_write_is_not_trusted(tmp_path: Path) -> None:
     assert (out / "qlora-7b-12gb.md").read_text() == "notes\n"
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
 def test_another_users_manifest_or_file_is_not_trusted(tmp_path: Path) -> None:
     out = tmp_path / "o"
@@ -211,6 +213,7 @@ def test_a_dead_staging_folder_loses_only_what_its_mark_lists(tmp_path: Path) ->
     assert not dead.exists()
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_an_edited_stale_report_is_kept_and_said(tmp_path: Path) -> None:
     out = tmp_path / "g"
     assert _plan(str(BASE), "--out", str(out), "--format", "md").exit_code == 0

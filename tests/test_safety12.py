@@ -111,6 +111,7 @@ def test_import_lowers_an_upper_case_region_and_says_spot_above_on_demand(tmp_pa
     assert r.exit_code == 0, r.output  # the overlay written loads
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_hand_written_upper_case_aws_region_is_refused(tmp_path: Path) -> None:
     path = _aws(tmp_path, "g6.xlarge,L4,1.0,4.0,16.0,L4,0.8048,0.26,us-east-1,use1-az1,x86_64\n")
     out = tmp_path / "ov"

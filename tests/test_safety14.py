@@ -46,6 +46,7 @@ def test_an_out_others_can_rename_in_is_refused_before_anything_is_written(tmp_p
     assert list(out.iterdir()) == []
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_sticky_shared_out_is_written(tmp_path: Path) -> None:
     out = tmp_path / "shared"
     out.mkdir()
@@ -151,6 +152,7 @@ def _dead(out: Path, files: dict[str, str]) -> Path:
     return dead
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_dead_staging_folder_cleared_without_a_manifest_is_said(tmp_path: Path) -> None:
     out = tmp_path / "o"
     assert CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out),

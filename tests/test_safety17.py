@@ -86,6 +86,7 @@ def test_a_root_link_to_another_users_link_is_refused(tmp_path: Path) -> None:
     assert list(mine.iterdir()) == []
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_tmpdir_through_another_users_link_is_refused(tmp_path: Path) -> None:
     mine = tmp_path / "mytmp"
     mine.mkdir(mode=0o700)
@@ -198,6 +199,7 @@ def test_another_users_link_in_a_folder_only_this_user_can_write_is_accepted(tmp
     assert sorted(p.name for p in mine.iterdir()) == [".planner-reports.json", "x.json"]
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_help_and_usage_lines_never_go_into_a_file_the_command_line_names(tmp_path: Path) -> None:
     # h13a #1: the stream check ran after the options were read, so --help, --version and usage lines were printed
     # into the scenario (and the catalog, the package) they were redirected onto

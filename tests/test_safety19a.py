@@ -61,6 +61,7 @@ def test_help_and_usage_lines_go_into_no_report_of_the_default_out(tmp_path: Pat
     assert _cli("plan", str(QLORA), "--format", "json,md", cwd=tmp_path).returncode == 0  # the set is still planner's
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("var", ["XDG_CONFIG_HOME", "HOME"])
 def test_help_and_usage_lines_go_into_no_default_calibration_file(tmp_path: Path, var: str) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")} if var == "XDG_CONFIG_HOME" else \
@@ -106,6 +107,7 @@ def test_help_and_usage_lines_go_into_no_config_json_only_the_scenario_names(tmp
         assert (r.stderr if name == "standard error" else r.stdout) == ""
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_hub_ids_cached_config_json_takes_no_help(tmp_path: Path) -> None:
     snap = tmp_path / "hf" / "hub" / "models--acme--tiny" / "snapshots" / ("ab" * 20)
     snap.mkdir(parents=True)

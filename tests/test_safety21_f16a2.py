@@ -50,6 +50,7 @@ def _set_tmpdir(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
 
 # -- 5. TMPDIR inside --out --
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_tmpdir_inside_out_is_refused_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "o"
     assert _run("plan", str(QLORA), "--out", str(out), "--format", "json").exit_code == 0
@@ -121,6 +122,7 @@ def _tiny_cache(root: Path) -> Path:
     return repo / "refs" / "main"
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_stdout_onto_the_hub_caches_refs_main_is_refused(tmp_path: Path) -> None:
     ref = _tiny_cache(tmp_path / "hf")
     before = ref.read_bytes()

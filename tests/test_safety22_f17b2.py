@@ -73,6 +73,7 @@ def test_a_kv_type_in_upper_case_is_refused(option: str, written: str, meant: st
     assert "written in lower case" in err
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_kv_type_in_upper_case_in_a_workload_file_is_refused(tmp_path: Path) -> None:
     p = tmp_path / "w.yaml"
     p.write_text("model: llama-2-7b\ntask: infer\nengine: llama.cpp\nweights: Q4_K_M\nkv_dtype: Q8_0\n")

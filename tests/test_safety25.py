@@ -81,6 +81,7 @@ def test_a_blank_free_list_is_scanned_once(monkeypatch: pytest.MonkeyPatch) -> N
     assert len(calls) == 2 and len(set(calls)) == 2, len(calls)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_long_run_of_groups_is_named_by_its_start() -> None:
     text = "x: [" + ",".join(["100"] * 20000) + "]\n"
     problem = flow_thousands(text)
@@ -92,6 +93,7 @@ def test_a_long_run_of_groups_is_named_by_its_start() -> None:
 
 # ---- 3
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("lengths", ["[2048,1024,512]", "[1024,512]", "[4096,2048]"])
 def test_a_blank_free_list_of_long_numbers_is_a_list(tmp_path: Path, lengths: str) -> None:
     s = tmp_path / "l.yaml"

@@ -208,6 +208,7 @@ def test_the_metadata_folder_is_the_distributions(monkeypatch: pytest.MonkeyPatc
                                                     f"folder ({expected}), or a folder inside it"), raised
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_out_into_the_metadata_folder_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     meta = tmp_path / "site-packages" / "planner-0.1.0.dist-info"
     meta.mkdir(parents=True)

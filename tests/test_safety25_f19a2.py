@@ -44,6 +44,7 @@ def test_bad_input_with_both_streams_broken_exits_2_not_the_interpreters_120(tmp
 
 # ----- N3: a bare 'planner' whose standard error fails --------------------------------------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_bare_planner_with_a_full_standard_error_says_so_on_standard_output(tmp_path: Path) -> None:
     with open("/dev/full", "w", encoding="utf-8") as full:
         r = _run([], tmp_path, stdout=subprocess.PIPE, stderr=full, text=True)
@@ -56,6 +57,7 @@ def test_a_bare_planner_with_a_full_standard_error_says_so_on_standard_output(tm
     assert d.stdout == want
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_planner_debug_alone_says_what_a_bare_planner_says(tmp_path: Path) -> None:
     r = _run([], tmp_path, capture_output=True, text=True)
     d = _run(["--debug"], tmp_path, capture_output=True, text=True)

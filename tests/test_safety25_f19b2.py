@@ -66,6 +66,7 @@ def test_inf_and_nan_get_a_hint() -> None:
         assert "not a valid integer" not in out
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_count_beyond_any_float_in_a_file_gets_the_hint(tmp_path: Path) -> None:
     # M1: the same hint in a scenario, for '1e999999' (a text to YAML 1.1: no dot) and '.inf' (a float)
     for value in ("1e999999", ".inf"):

@@ -220,6 +220,7 @@ def test_calibrate_out_onto_a_report_or_cloud_yaml_says_planner_wrote_it(tmp_pat
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_calibrate_out_onto_a_listed_file_changed_since_is_read_as_before(tmp_path):
     out = tmp_path / "cr"
     code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "json")

@@ -44,6 +44,7 @@ def _card(cat):
 
 # ----- N1: a loaded Catalog changed in place is checked ------------------------------------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_price_set_in_place_is_refused_by_plan():
     cat = load_catalog()
     i, gpu = _card(cat)
@@ -296,6 +297,7 @@ def test_a_denormal_epochs_is_refused_with_the_least_one():
                            "Give the passes over the dataset a run makes, at least 5.13e-13 (one step)"), said
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_floor_is_one_step_of_the_workload():
     # micro_batch 2 x grad_accum 4 x seq_len 512 = 4,096 tokens a step; 0.5 epochs of 4,000 tokens is 2,000
     said = _train_error(dataset_tokens=4000, epochs=0.5, micro_batch=2, grad_accum=4)

@@ -68,6 +68,7 @@ def test_ordinary_spaces_around_a_number_are_still_read(tmp_path: Path) -> None:
     assert res.skipped == {}
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_cli_shows_the_character_escaped(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -173,6 +174,7 @@ def test_plain_sizes_and_rates_are_still_read() -> None:
     assert parse_size(" 10 GiB ") == 10 * GiB and parse_rate("1008 GB/s") == 1008e9
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_scenario_dataset_size_with_a_control_is_one_line(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -24,6 +24,7 @@ def _mode(p: Path) -> int:
     return stat.S_IMODE(os.stat(p).st_mode)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("owner_mode", [0o444, 0o000])
 def test_a_read_only_report_leaves_the_next_report_writable(tmp_path: Path, owner_mode: int) -> None:
     out = tmp_path / "o"
@@ -40,6 +41,7 @@ def test_a_read_only_report_leaves_the_next_report_writable(tmp_path: Path, owne
     os.chmod(md, 0o644)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_private_set_still_makes_its_new_report_private(tmp_path: Path) -> None:
     out = tmp_path / "o"
     plan(QLORA, out=out, format="json")

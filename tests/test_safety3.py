@@ -125,6 +125,7 @@ BROKEN = ("Error: cannot write the output: the program reading it closed it (bro
           "cut short. Reports written to files are whole.")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_large_json_into_a_closed_pipe_is_an_error(tmp_path: Path) -> None:
     r = _cli(cwd=tmp_path, shell=f"planner plan {QLORA} --out r --top 1000 --json | head -c 100 >/dev/null; "
                                   "exit ${PIPESTATUS[0]}")
@@ -135,6 +136,7 @@ def test_large_json_into_a_closed_pipe_is_an_error(tmp_path: Path) -> None:
                                               "r/qlora-7b-12gb.xlsx."), r.stderr
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_help_and_version_into_a_closed_pipe_say_so(tmp_path: Path) -> None:
     # a reader that never reads: `true` exits at once, so the help's write meets EPIPE
     for args in ("--help", "plan --help", "--version"):
@@ -310,6 +312,7 @@ def test_a_group_that_cannot_be_kept_refuses_the_replacement(tmp_path: Path, mon
 
 # -- 8. the API leaves tempfile.tempdir as it found it -------------------------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_writing_a_workbook_leaves_tempfile_tempdir_alone(tmp_path: Path) -> None:
     code = ("import tempfile, planner, sys\n"
             "assert tempfile.tempdir is None\n"
@@ -323,6 +326,7 @@ def test_writing_a_workbook_leaves_tempfile_tempdir_alone(tmp_path: Path) -> Non
 
 # -- 9. a report name the file system's encoding cannot hold says so -----------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_non_ascii_report_name_under_an_ascii_file_system_encoding(tmp_path: Path) -> None:
     _scenario(tmp_path / "s.yaml", "\u8a08\u753b caf\u00e9")
     r = _cli("plan", "s.yaml", "--out", "d", cwd=tmp_path, env={"LC_ALL": "C", "PYTHONUTF8": "0",
@@ -401,6 +405,7 @@ def test_the_kept_note_of_another_users_report_says_so(tmp_path: Path) -> None:
             in r.stderr), r.stderr
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_overlay_source_urls_are_text_and_the_shipped_ones_links(tmp_path: Path, monkeypatch) -> None:
     import openpyxl
 
@@ -439,6 +444,7 @@ def test_an_encoding_that_cannot_write_text_is_said_in_ascii(tmp_path: Path) -> 
     assert r.returncode == 0 and "planner, version" in r.stdout
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_calibrate_never_writes_over_an_input(tmp_path: Path) -> None:
     import json
 

@@ -165,6 +165,7 @@ def test_a_failed_stdout_takes_back_only_its_own_bytes_when_others_wrote_before(
     assert log.read_bytes() == b"other 1\nother 2\n"
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_read_write_stdout_is_restored_after_a_failed_write(tmp_path: Path) -> None:
     f = tmp_path / "f.txt"
     original = b"IMPORTANT LINE 1\nIMPORTANT LINE 2\nIMPORTANT LINE 3\n"
@@ -406,6 +407,7 @@ def test_the_old_links_of_a_run_killed_during_commit_are_cleaned_by_the_next_run
 
 # -- 15. calibrate refuses the package and the catalog before measuring -----------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("dest, what", [("planner/calibration.yaml", "package"), ("planner/__init__.py", "package"),
                                         ("catalog/calibration.yaml", "catalog")])
 def test_calibrate_refuses_the_package_and_the_catalog_before_measuring(dest: str, what: str) -> None:
@@ -482,6 +484,7 @@ def test_a_group_writable_manifest_with_an_acl_is_not_trusted(tmp_path: Path) ->
 
 # -- 10. the importer's summary counts rows by reason, not by line --------------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_importers_summary_counts_rows_by_reason_without_their_line(tmp_path: Path) -> None:
     head = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone,Arch"
     rows = [f"g5.x{i},A10G,1.0,4.0,16.0,,$1.29,0.3,us-east-1,use1-az1,x86_64" for i in range(2000)]

@@ -150,6 +150,7 @@ def test_run_from_inside_the_package_the_hint_is_outside_it(tmp_path: Path) -> N
     assert (tmp_path / "reports" / "s.json").is_file()
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_with_home_inside_the_package_too_the_hint_is_beside_it(tmp_path: Path) -> None:
     s = _scenario(tmp_path / "s.yaml", "s")
     r = _cli("plan", str(s), "--out", "reports", "--format", "json", cwd=ROOT / "planner",
@@ -160,6 +161,7 @@ def test_with_home_inside_the_package_too_the_hint_is_beside_it(tmp_path: Path) 
         r.stderr
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_calibrate_into_the_catalog_hints_a_file(tmp_path: Path) -> None:
     before = _sha(ROOT / "catalog" / "gpus.yaml")
     r = _cli("calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16", "--micro-batch",
@@ -226,6 +228,7 @@ def test_stdout_onto_the_model_config_a_scenario_names_is_refused(tmp_path: Path
     assert (tmp_path / "p").is_dir() and "Recommendation" in (tmp_path / "plan2.txt").read_text()
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_stdout_onto_the_model_config_a_workload_names_is_refused(tmp_path: Path) -> None:
     s = _model_scenario(tmp_path, "mymodel")
     (tmp_path / "w.yaml").write_text("task: train\nmodel: mymodel\nmethod: qlora\n")
@@ -237,6 +240,7 @@ def test_stdout_onto_the_model_config_a_workload_names_is_refused(tmp_path: Path
     assert _sha(cfg) == before and s.is_file()
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_stdout_onto_a_cached_hub_config_is_refused(tmp_path: Path) -> None:
     # a hub id resolves to the cache's snapshot (planner.model.models.cached_config_path: refs/main's revision)
     import json
@@ -255,6 +259,7 @@ def test_stdout_onto_a_cached_hub_config_is_refused(tmp_path: Path) -> None:
     assert _sha(snap / "config.json") == before
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_stdout_onto_the_default_calibration_file_is_refused(tmp_path: Path) -> None:
     # estimate --gpu reads $XDG_CONFIG_HOME/planner/calibration.yaml without an option naming it
     cal = tmp_path / "cfg" / "planner" / "calibration.yaml"
@@ -267,6 +272,7 @@ def test_stdout_onto_the_default_calibration_file_is_refused(tmp_path: Path) -> 
     assert _sha(cal) == before
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_row_only_the_loader_refuses_is_left_out_not_the_import(tmp_path: Path, monkeypatch) -> None:
     # the CLI first imports without the loader's per-row check (the whole overlay is loaded before it is
     # written); a row the importer's own checks let through but the loader refuses makes that load fail, and

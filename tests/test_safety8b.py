@@ -110,6 +110,7 @@ def test_a_loosely_written_date_is_refused_with_the_padded_one(tmp_path: Path) -
     ("5.12e2", "Write the whole number in digits: seq_len: 512."),  # 5.12 x 10^2 = 512
     ("512 tokens", "Write the number alone, without 'tokens': seq_len: 512."),
 ])
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_whole_number_written_otherwise_gets_a_hint_that_works(tmp_path: Path, written: str, hint: str) -> None:
     _s, _line, r = _plan_edited(tmp_path, "seq_len: 512", f"seq_len: {written}")
     assert r.exit_code == 2, r.output

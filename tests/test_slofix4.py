@@ -74,6 +74,7 @@ def test_the_memory_is_sized_for_the_sequences_in_flight_on_the_card(catalog):
     assert n < 53
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_replica_whose_fixed_point_outgrows_its_memory_does_not_keep_up(catalog):
     e = _no_plan(_rate(0.1, 2.0), catalog)
     reason = " ".join(next(r for r in e.reasons if r.startswith("slo (")).split())
@@ -84,6 +85,7 @@ def test_a_replica_whose_fixed_point_outgrows_its_memory_does_not_keep_up(catalo
 
 # ----- 2. What would fit: only fixes a re-plan accepts -----------------------------------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("gpu,tpot", [("l40s", 0.05), ("l4", 0.1)])
 def test_a_smaller_rate_offered_is_one_the_card_keeps_up_with(catalog, gpu, tpot):
     # trial 3: "slo: requests_per_s: 1.84" on one l40s (0.3 on one l4) was offered from the users the targets
@@ -101,6 +103,7 @@ def test_a_smaller_rate_offered_is_one_the_card_keeps_up_with(catalog, gpu, tpot
         plan(data, catalog=catalog)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_under_max_cards_1_every_fix_listed_is_accepted_by_a_re_plan(catalog):
     # trial 3: "2 replicas of tp 1 (2 x h100-nvl) ...; that is 2 nodes of 1, more than the scenario allows (max_nodes
     # 1, max_cards 1)" was listed as what would fit
@@ -187,6 +190,7 @@ def test_under_a_budget_the_fastest_machine_named_is_the_fastest_within_it(catal
 
 # ----- 3. the targets column: nearest its limit first ------------------------------------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_targets_column_puts_the_workload_nearest_its_limit_first(catalog):
     # trial 3: an SLO met with room to spare (TPOT 26 ms of 1,000 ms) came before a deadline at 12.5 h of 100 h
     mix = {"name": "mix", "constraints": {"vendors": ["nvidia"], "max_hours_per_job": 5}, "workloads": [
@@ -212,6 +216,7 @@ def test_targets_column_puts_the_workload_nearest_its_limit_first(catalog):
     assert not cells[0].startswith("c: ")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_looser_target_never_trips_the_engines_concurrency_cap(catalog):
     # llama.cpp takes at most 256 sequences (planner.workload.inference); the bound requests_per_s x (ttft_s +
     # output_tokens x tpot_s) was the workload's concurrency, so tpot_s 0.15 (8 x (2 + 256 x 0.15) = 323 users)

@@ -43,12 +43,14 @@ def tables(draw):
     return Table(cols, length=n)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=150, deadline=None)
 @given(tables())
 def test_csv_is_byte_for_byte_what_pandas_writes(t):
     assert t.to_csv() == t.to_frame().to_csv(index=False, lineterminator="\n")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=100, deadline=None)
 @given(tables())
 def test_records_and_rows_are_pandas_records_with_python_values(t):
@@ -140,6 +142,7 @@ def test_plan_and_compare_import_no_pandas(tmp_path, args):
     assert r.stderr.strip().splitlines()[-1] == "False"
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_plan_that_finds_nothing_imports_no_pandas(tmp_path):
     scenario = tmp_path / "nofit.yaml"
     scenario.write_text("name: nofit\nworkloads:\n  - name: serve\n    model: llama-2-7b\n    task: infer\n"

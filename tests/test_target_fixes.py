@@ -42,6 +42,7 @@ def _d23() -> dict:
     return data
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_compare_rents_only_instances_that_meet_the_deadline(catalog, tmp_path):
     import openpyxl
 
@@ -86,6 +87,7 @@ def test_compare_rents_only_instances_that_meet_the_deadline(catalog, tmp_path):
     assert "misses the deadline" in text
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_compare_text_flags_the_deadline_misses(catalog, tmp_path):
     from click.testing import CliRunner
 
@@ -183,6 +185,7 @@ def test_a_used_only_card_keeps_its_what_would_fit_levers(catalog):
     assert "used_ok: true and framework: fsdp with offload_params (FSDP CPU offload) on 2 x rtx-3090" in text
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_estimate_gpu_layers_max_with_a_card_takes_the_most_that_fit():
     # G: `estimate ... --gpu-layers max --gpu rtx-4090` failed with "...needs a card" although --gpu was given.
     from click.testing import CliRunner

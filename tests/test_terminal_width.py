@@ -58,6 +58,7 @@ def _too_long(output, width):
     return [line for line in output.splitlines() if len(line) > width]
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_command_output_fits_100_columns(name):
     r = _run(COMMANDS[name])

@@ -43,6 +43,7 @@ def test_an_empty_table_reads_as_pandas_reads_it():
     assert text_table(["a", "GiB"], [], {"GiB"}) == frame.to_string(index=False, na_rep="")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_estimate_text_imports_no_pandas():
     code = ("import sys\nfrom planner.cli.main import main\n"
             "try:\n    main(['estimate', '--model', 'llama-2-7b', '--task', 'train', '--method', 'qlora'])\n"

@@ -237,6 +237,7 @@ def test_libreoffice_follows_an_edited_input(tiny, tmp_path):
     assert got["tco"] == pytest.approx(low.tco_usd, rel=1e-9)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_cloud_prices_sources_are_on_the_sources_sheet(tmp_path):
     # The seed comparison's instances cite REF:SKY-AWS-v8 (catalog/cloud.yaml); the workbook expands it
     # on its Sources sheet with the instances that cite it, like the quote lines' sources.
@@ -441,6 +442,7 @@ def quote_rows(ws):
     return out
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_quote_and_summary_cover_every_copy_a_rate_needs(rated_cli):
     from planner.solve.quote import LineItem
     from planner.report.sheets.quote import NAME_GRAND_TOTAL

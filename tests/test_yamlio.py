@@ -63,6 +63,7 @@ def _problem(text: str, parse=parse_yaml) -> YamlProblem:
     return info.value
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_long_file_without_aliases_is_not_an_alias_bomb():
     # 0.8 MB and 208,000 nodes written out, more than MAX_EXPANDED_NODES, and not one alias: each row is
     # 13 nodes (its mapping, 3 keys, 3 values of which one a list, and the list's 6 items)
@@ -133,6 +134,7 @@ _PIECES = st.sampled_from([
 ])
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @settings(max_examples=400, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_PIECES, max_size=25).map("".join))
@@ -156,6 +158,7 @@ def test_the_c_parser_and_the_pure_python_one_agree(text):
     lambda inner: st.one_of(st.lists(inner, max_size=4),
                             st.dictionaries(st.text(string.ascii_letters, min_size=1, max_size=6), inner, max_size=4)),
     max_leaves=30), st.sampled_from([False, True]), st.sampled_from([None, 2, 4]))
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_dumped_documents_read_the_same_by_both_parsers(doc, flow, indent):
     text = yaml.safe_dump({"root": doc}, default_flow_style=flow, indent=indent, allow_unicode=True)
     c_kind, c_value = _outcome(parse_yaml, text)
@@ -179,6 +182,7 @@ def _same_with_lines(a, b) -> bool:
     return a == b or (a != a and b != b)  # NaN
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_fast_builder_gives_what_pyyamls_constructors_give():
     # planner.core.yamlio._build_plain builds alias-free documents directly from the nodes; PyYAML's
     # construct_document with the planner's constructors is the reference it must equal, lines

@@ -388,7 +388,15 @@ def weight_split(arch: Architecture, preset: str, place: Placement, *, imatrix: 
     host = 0
     dev = [0] * place.devices
     holders = {place.device_of(i) for i in range(place.n_layer)}  # None: host memory
+    for layer, blk in w.blocks.items():
+        d = place.device_of(layer)
+        if d is not None:
+            dev[d] += sum(_pad(b, alignment) for b in blk.sizes)
+        else:
+            host += blk.total
     for t, _, b in w.tensors:
+        if t.layer >= 0:
+            continue  # summed by block above
         if t.role == "rope":
             for d in holders:
                 if d is None:
@@ -396,9 +404,7 @@ def weight_split(arch: Architecture, preset: str, place: Placement, *, imatrix: 
                 else:
                     dev[d] += _pad(b, alignment)
             continue
-        if t.layer >= 0:
-            d = place.device_of(t.layer)
-        elif t.role in ("output", "norm"):
+        if t.role in ("output", "norm"):
             d = place.output_device
         else:  # token_embd, position_embd: the input layer
             d = None
@@ -537,10 +543,9 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
     host_blocks = [i for i in range(place.n_layer) if not place.block_on_gpu(i)]
     if host_blocks and T >= OP_OFFLOAD_MIN_BATCH:
         # one host weight at a time in its own split (ggml_backend_sched_split_graph), beside its phase
-        host_w = [(t, b) for t, _, b in weights.weights.tensors
-                  if t.layer in host_blocks and t.quantizable]
-        attn_w = max((b for t, b in host_w if t.role.startswith("attn")), default=0)
-        mlp_w = max((b for t, b in host_w if not t.role.startswith("attn")), default=0)
+        blocks = weights.weights.blocks
+        attn_w = max((blocks[i].largest_attn for i in host_blocks if i in blocks), default=0)
+        mlp_w = max((blocks[i].largest_other for i in host_blocks if i in blocks), default=0)
         kv_host = kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=n_ctx, mla_layout=mla_layout)
         attn += max(attn_w, 0) + kv_host
         mlp += mlp_w
@@ -784,8 +789,8 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
     kv_tok = kv_layer_bytes(arch, type_k=s["type_k"], type_v=s["type_v"], cells=1,
                             mla_layout=s["mla_layout"]) * kv.kv_layers
     # routed-expert tensors (ffn_*_exps) by device: a decode step reads only the experts its tokens use
-    experts_gpu = sum(b for t, _, b in ws.weights.tensors if t.experts > 1 and place.block_on_gpu(t.layer))
-    experts_host = sum(b for t, _, b in ws.weights.tensors if t.experts > 1 and not place.block_on_gpu(t.layer))
+    experts_gpu = sum(blk.experts for layer, blk in ws.weights.blocks.items() if place.block_on_gpu(layer))
+    experts_host = sum(blk.experts for layer, blk in ws.weights.blocks.items() if not place.block_on_gpu(layer))
     extra = {"kv_bytes_per_token": kv_tok, "llamacpp_gpu_layers": place.gpu_layers,
              "llamacpp_gpu_blocks": place.gpu_blocks, "llamacpp_max_gpu_layers": place.n_layer + 1,
              "llamacpp_file_bytes": ws.total, "llamacpp_weights_gpu_bytes": ws.gpu,

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from planner.model.architecture import Architecture
@@ -549,6 +550,25 @@ def tensor_types(arch: Architecture, preset: str, *, imatrix: bool | None = None
 
 
 @dataclass(frozen=True)
+class BlockBytes:
+    """One block's GGUF tensors, in bytes.
+
+    Attributes:
+        total: every tensor of the block.
+        sizes: each tensor's bytes, in file order (a GPU buffer pads each to its alignment).
+        largest_attn, largest_other: the largest quantizable attention ('attn_*') tensor and the largest
+            other quantizable tensor (0 if none).
+        experts: the routed-expert tensors (``ffn_*_exps``).
+    """
+
+    total: int
+    sizes: tuple[int, ...]
+    largest_attn: int
+    largest_other: int
+    experts: int
+
+
+@dataclass(frozen=True)
 class GgufWeights:
     """A model's GGUF weights under one preset, in bytes.
 
@@ -560,12 +580,12 @@ class GgufWeights:
     preset: str
     tensors: tuple[tuple[GgufTensor, str, int], ...]
 
-    @property
+    @cached_property
     def total(self) -> int:
         """Bytes of every tensor: llama.cpp's printed 'model size' / 'file size'."""
         return sum(b for _, _, b in self.tensors)
 
-    @property
+    @cached_property
     def values(self) -> int:
         """Values stored (llama.cpp's 'model params')."""
         return sum(t.values for t, _, _ in self.tensors)
@@ -575,13 +595,46 @@ class GgufWeights:
         """8 x bytes / values (llama.cpp's 'BPW')."""
         return 8 * self.total / self.values
 
+    @cached_property
+    def _bytes_by_layer(self) -> dict[int, int]:
+        """Bytes of each block's tensors by layer index (-1: the tensors outside the blocks)."""
+        out: dict[int, int] = {}
+        for t, _, b in self.tensors:
+            out[t.layer] = out.get(t.layer, 0) + b
+        return out
+
+    @cached_property
+    def _outside_bytes_by_role(self) -> dict[str, int]:
+        """Bytes of the tensors outside the blocks by role."""
+        out: dict[str, int] = {}
+        for t, _, b in self.tensors:
+            if t.layer < 0:
+                out[t.role] = out.get(t.role, 0) + b
+        return out
+
+    @cached_property
+    def blocks(self) -> dict[int, "BlockBytes"]:
+        """Per block (by layer index): what llama.cpp's placement, compute buffers and decode reads need of
+        its tensors, summed once (:class:`BlockBytes`)."""
+        out: dict[int, BlockBytes] = {}
+        for t, _, b in self.tensors:
+            if t.layer < 0:
+                continue
+            cur = out.get(t.layer) or BlockBytes(0, (), 0, 0, 0)
+            attn = t.quantizable and t.role.startswith("attn")
+            other = t.quantizable and not t.role.startswith("attn")
+            out[t.layer] = BlockBytes(cur.total + b, cur.sizes + (b,), max(cur.largest_attn, b if attn else 0),
+                                      max(cur.largest_other, b if other else 0),
+                                      cur.experts + (b if t.experts > 1 else 0))
+        return out
+
     def layer_bytes(self, layer: int) -> int:
         """Bytes of block ``layer``'s tensors."""
-        return sum(b for t, _, b in self.tensors if t.layer == layer)
+        return self._bytes_by_layer.get(layer, 0) if layer >= 0 else 0
 
     def role_bytes(self, role: str) -> int:
         """Bytes of the tensors of one role outside the blocks ('token_embd', 'output', 'norm', ...)."""
-        return sum(b for t, _, b in self.tensors if t.layer < 0 and t.role == role)
+        return self._outside_bytes_by_role.get(role, 0)
 
     def type_counts(self) -> dict[str, int]:
         """How many tensors of each type, as llama.cpp's loader lists them ('type q4_K: 193 tensors');
@@ -593,6 +646,10 @@ class GgufWeights:
 
     def mix_text(self) -> str:
         """The bytes by type, largest first ('Q4_K 3.91 GiB, Q6_K 0.67 GiB, F32 0.00 GiB')."""
+        return self._mix_text
+
+    @cached_property
+    def _mix_text(self) -> str:
         by: dict[str, int] = {}
         for _, ty, b in self.tensors:
             by[ty] = by.get(ty, 0) + b
@@ -603,11 +660,21 @@ def gguf_weights(arch: Architecture, preset: str, *, imatrix: bool | None = None
                  legacy_q2k: bool = False) -> GgufWeights:
     """:func:`tensor_types` with each tensor's bytes (``legacy_q2k``: see there).
 
-    Not memoised: 1-4 ms for one model and preset (Llama 3.1 8B, DeepSeek-V3, Qwen3-235B-A22B),
-    and the solver estimates each distinct workload once (planner.solve.usages.usages_for).
+    Kept on ``arch`` by (preset, imatrix, legacy_q2k), as :meth:`Architecture.param_counts` keeps its
+    counts: the result depends on nothing else, and the solver sizes one model under many placements
+    (``gpu_layers: max`` on 1-8 GPUs is hundreds of variants of one file: 20-25 ms each for an
+    80-layer model, most of a plan's time before).
     """
-    return GgufWeights(preset, tuple((t, ty, t.bytes_as(ty))
-                                     for t, ty in tensor_types(arch, preset, imatrix=imatrix, legacy_q2k=legacy_q2k)))
+    memo = arch.__dict__.get("_gguf_weights")
+    if memo is None:
+        memo = {}
+        object.__setattr__(arch, "_gguf_weights", memo)  # a frozen dataclass refuses setattr
+    key = (preset, imatrix, legacy_q2k)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = GgufWeights(preset, tuple(
+            (t, ty, t.bytes_as(ty)) for t, ty in tensor_types(arch, preset, imatrix=imatrix, legacy_q2k=legacy_q2k)))
+    return hit
 
 
 def imatrix_required(arch: Architecture, preset: str) -> tuple[str, str] | None:

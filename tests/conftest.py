@@ -7,6 +7,10 @@ tests of the layout itself (tests/test_terminal_width.py) set COLUMNS themselves
 Many tests run ``python -m planner`` in a child process. Where PYTHONDONTWRITEBYTECODE is set (as on
 the machines CI runs on), each child would compile the whole package from source again (about
 0.8 s of a 2-3 s run); :func:`pytest_configure` compiles it once, so the children read the bytecode.
+
+Tests marked ``longest`` (minutes each: the validation re-measurement, the solver against brute force)
+are collected first: pytest-xdist hands out modules in collection order, so a worker starts each at
+once instead of running it alone at the end while the other cores wait.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ def pytest_configure(config):
     # planner/__pycache__ (ignored by git), written once before the first test; a read-only tree
     # is left as it is (the children then compile from source, as before)
     compileall.compile_dir(Path(__file__).resolve().parents[1] / "planner", quiet=2)
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.get_closest_marker("longest") is None)  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -327,6 +327,7 @@ FORMATS = st.sampled_from([("csv", "json"), ("json",), ("xlsx",), ("csv",)])
 
 
 @pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
+@pytest.mark.longest  # about 80 s on 2 cores
 @fuzz_settings(300)
 @given(doc=scenarios().flatmap(lambda d: mutated(d)), data=st.data(), formats=FORMATS)
 def test_plan_on_random_scenarios(doc: Any, data: st.DataObject, formats: tuple[str, ...]) -> None:

@@ -778,6 +778,7 @@ def test_solver_equals_brute_force(problem):
 
 
 @pytest.mark.slow
+@pytest.mark.longest  # about 2 minutes on 2 cores
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(small_problems())
 def test_solver_equals_brute_force_on_many_problems(problem):

@@ -95,6 +95,7 @@ def test_modes_cover_the_issue():
 
 @pytest.mark.slow
 @pytest.mark.torch
+@pytest.mark.longest  # about 4 minutes on 2 cores
 def test_fresh_measurement_meets_the_targets():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")

@@ -274,6 +274,7 @@ def test_representative_workbooks_print_clean(tmp_path):
 
 @pytest.mark.libreoffice
 @pytest.mark.slow  # 13 scenarios, plan and compare: about a minute on 2 cores
+@pytest.mark.longest
 def test_every_shipped_scenario_prints_clean(tmp_path):
     _tools()
     runs = []

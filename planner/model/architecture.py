@@ -190,6 +190,14 @@ def _another_architecture(model_type: str) -> bool:
                for s in SUPPORTED_MODEL_TYPES if model_type != s)
 
 
+#: model_type values whose Transformers config and attention have no sliding window: LlamaConfig and
+#: GemmaConfig define no ``sliding_window`` and LlamaAttention / GemmaAttention attend to every earlier
+#: token (transformers/models/llama/modeling_llama.py: no sliding_window is passed to the attention
+#: function, the mask is ``create_causal_mask``), nor does llama.cpp's LLM_ARCH_LLAMA graph. A
+#: ``sliding_window`` key in such a config.json is an attribute nothing reads: full attention on every layer.
+WINDOW_NOT_READ = frozenset({"llama", "gemma"})
+
+
 def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Architecture:
     h = _get(cfg, "hidden_size", where)
     L = _get(cfg, "num_hidden_layers", where)
@@ -235,6 +243,8 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
         use_window = cfg.get("use_sliding_window", False)  # Qwen3MoeConfig's default
     if model_type in ("qwen2", "qwen3", "qwen3_moe") and not use_window:
         window = None
+    if model_type in WINDOW_NOT_READ:
+        window = None  # planner.workload.checks.architecture_warnings says so
     if window is not None:
         window = _get(cfg, "sliding_window", where)
     window_layers = 0

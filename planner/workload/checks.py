@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from planner.model.architecture import SUPPORTED_MODEL_TYPES, Architecture
+from planner.model.architecture import SUPPORTED_MODEL_TYPES, WINDOW_NOT_READ, Architecture
 from planner.model.quantization import weight_scheme
 from planner.core.errors import InputError
 from planner.core.names import clip_text
@@ -214,7 +214,20 @@ def architecture_warnings(arch: Architecture) -> list[str]:
         from planner.model.generic import describe
 
         return [describe(arch)] + unknown
-    return ([text] if (text := _class_disagrees(arch)) else []) + unknown
+    return ([text] if (text := _class_disagrees(arch)) else []) + _unread_window(arch) + unknown
+
+
+def _unread_window(arch: Architecture) -> list[str]:
+    """The warning for a ``sliding_window`` in the config.json of a model_type whose attention has none
+    (planner.model.architecture.WINDOW_NOT_READ: Llama, Gemma), else an empty list: the key is kept
+    as an attribute and nothing reads it, so every layer attends to the whole context (h29b M1)."""
+    extra = arch.extra if isinstance(arch.extra, Mapping) else {}
+    window = extra.get("sliding_window")
+    if arch.model_type not in WINDOW_NOT_READ or window is None or window is False or window == 0:
+        return []
+    return [f"config.json's sliding_window {clip_text(repr(window))} is not read for model_type {arch.model_type}: "
+            f"its attention in Transformers (and llama.cpp) has no sliding window, so every layer is sized "
+            "attending to the whole context"]
 
 
 def _unknown_activation(arch: Architecture) -> list[str]:

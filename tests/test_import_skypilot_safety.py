@@ -177,3 +177,21 @@ def test_unsafe_regions_and_ancient_dates_are_refused(tmp_path: Path, option: st
     assert r.exit_code == 2
     assert message in r.stderr and "\x1b" not in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_pipe_without_source_gets_a_note_to_give_one(tmp_path: Path) -> None:
+    # each row's default source is the file's path; /dev/stdin (or a shell's <(...)) names nothing once read
+    # (h29a m2). The rows are still written; the note says how to name where they come from.
+    args = [sys.executable, "-m", "planner", "catalog", "import-skypilot", "/dev/stdin", "--provider", "lambda"]
+    r = subprocess.run(args + ["--out", str(tmp_path / "o")], input=HEADER + ROW, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Note: each row's source names /dev/stdin, a pipe, not the file it carried; give --source" in r.stderr
+    named = subprocess.run(args + ["--out", str(tmp_path / "n"), "--source", "SkyPilot catalog v8"],
+                           input=HEADER + ROW, capture_output=True, text=True, timeout=120)
+    assert named.returncode == 0, named.stderr
+    assert "Note: each row's source" not in named.stderr
+    assert "SkyPilot catalog v8" in (tmp_path / "n" / "cloud.yaml").read_text()
+    from_file = _run(str(_lambda(tmp_path, ROW)), "--out", str(tmp_path / "f"))
+    assert from_file.exit_code == 0, from_file.output
+    assert "Note: each row's source" not in from_file.output

@@ -360,6 +360,8 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
             raise click.BadParameter(f"{problem}; give one line of text, e.g. --source 'SkyPilot catalog, "
                                      f"{date}'", param_hint="--source")
         _check_source_option(source_text, date)
+    # a pipe ('<(curl ...)', /dev/stdin) gives each row a source that names nothing once the run is over (h29a m2)
+    piped = [f for f in files if source_text is None and _not_a_file(f)]
     twice = next((f for i, f in enumerate(files) if f in files[:i]), None)
     if twice is not None:  # '/dev/stdin /dev/stdin': a pipe read once is empty the second time (h21a m3)
         raise InputError(f"FILE...: {escape_unsafe(twice)} is given twice", hint="Give each file once (a pipe such "
@@ -412,7 +414,24 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         path = rs.commit()[0]
     for note in rs.notes:
         echo(note, err=True)
+    if piped:
+        echo(escape_unsafe(f"Note: each row's source names {piped[0]}, a pipe, not the file it carried; give "
+                           "--source to say where the rows come from (e.g. --source 'SkyPilot catalog v8, "
+                           f"github.com/skypilot-org/skypilot-catalog, read {date}')."), err=True)
     echo(escape_unsafe(f"Wrote {path} ({count} instance(s)); use it with --catalog {shell_word(str(out_dir))}"))
+
+
+def _not_a_file(path: str) -> bool:
+    """True when ``path`` is a pipe, socket or device (``/dev/stdin``, a shell's ``<(...)``): what it names is
+    gone once it is read, so a row's default source (the path) would say nothing. False for a regular file
+    or one that cannot be looked at (reading it says why)."""
+    import os
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _own_overlay_hint(catalog_dir: str) -> str:

@@ -137,7 +137,46 @@ def out_path_problem(text: str) -> tuple[str, str | None] | None:
     if ch is not None:
         return (f"holds {char_name(ch)}, a character with no glyph of its own, so the folder's name would look like "
                 "another", text.replace(ch, ""))
-    return url_problem(text) or dotdot_problem(text)
+    return url_problem(text) or shell_leftover_problem(text) or dotdot_problem(text)
+
+
+#: A cmd.exe variable ('%USERPROFILE%'), which no POSIX shell or Python expands.
+_CMD_VARIABLE = re.compile(r"%[A-Za-z_][A-Za-z0-9_()]*%")
+
+
+def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
+    """(problem, the path meant) for an output path that a shell would have turned into another one had it been
+    written where the user thought, or None (h29a m3). A path that already exists is the user's own and passes.
+
+    - a cmd.exe variable ('%USERPROFILE%\\r'): nothing here expands it (no path meant);
+    - a Windows drive with no separator after it ('D:', 'C:reports': a drive-relative path; no path meant);
+    - a folder named '~' after the first ('reports/~'): a shell expands '~' only at a word's start, and a
+      folder named '~' is one a later ``rm -r ~`` mistakes for the home folder (no path meant);
+    - a '*', '?' or '[' (a pattern the shell left as it was because it matched nothing; no path meant);
+    - a first name beginning with '-' ('-rf'): every later command reads it as options (meant: './-rf')."""
+    if not text or os.path.lexists(text):
+        return None
+    m = _CMD_VARIABLE.search(text)
+    if m is not None:
+        return (f"holds {escape_unsafe(repr(m.group()))}, a cmd.exe variable that nothing here expands, so it would "
+                "be part of a folder's name", None)
+    if re.match(r"[A-Za-z]:(?![\\/])", text):
+        first = text.split("/")[0]
+        return (f"looks like a Windows drive-relative path, but planner takes a POSIX path here (under WSL, drive "
+                f"{text[0].upper()}: is /mnt/{text[0].lower()}): it would make a folder {escape_unsafe(repr(first))} "
+                "in the current folder", None)
+    parts = text.split("/")
+    if "~" in parts[1:]:
+        return ("has a folder named '~' after the first (a shell expands '~' only at the start of a word), a folder "
+                "that a later 'rm -r ~' would take for the home folder", None)
+    glob = next((ch for ch in "*?[" if ch in text), None)
+    if glob is not None:
+        return (f"holds {glob!r}, a shell pattern that matched no file and was left as written, so it would be part "
+                "of a folder's name", None)
+    if text.startswith("-"):
+        return ("begins with '-', so every command given the folder later would read its name as options",
+                "./" + text)
+    return None
 
 
 #: A URL's scheme and '://' (RFC 3986 section 3.1: a letter, then letters, digits, '+', '-' or '.'), at the start.

@@ -1,0 +1,70 @@
+"""Issue 28, hostile pass 29, minor m3: output paths a shell would have turned into another path had they been
+written where the user thought: a cmd.exe variable, a Windows drive-relative path ('D:', 'C:reports'), a folder
+named '~' after the first, a pattern that matched nothing ('*', '?', '['), a first name beginning with '-'. Each
+is refused before anything is made (a path that already exists is the user's own and is taken); the API's out=
+refuses them alike."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.core.outpath import shell_leftover_problem
+
+_SCENARIO = str(Path(__file__).resolve().parents[1] / "scenarios" / "qlora-7b-12gb.yaml")
+_LOCAL = "Give --out a local folder's path, e.g. --out reports."
+
+
+@pytest.mark.parametrize("out, said, hint", [
+    ("D:", "looks like a Windows drive-relative path, but planner takes a POSIX path here (under WSL, drive D: is "
+           "/mnt/d): it would make a folder 'D:' in the current folder", _LOCAL),
+    ("C:reports", "looks like a Windows drive-relative path, but planner takes a POSIX path here (under WSL, drive C: "
+                  "is /mnt/c): it would make a folder 'C:reports' in the current folder", _LOCAL),
+    ("%USERPROFILE%\\r", "holds '%USERPROFILE%', a cmd.exe variable that nothing here expands, so it would be part "
+                         "of a folder's name", _LOCAL),
+    ("reports/~", "has a folder named '~' after the first (a shell expands '~' only at the start of a word), a folder "
+                  "that a later 'rm -r ~' would take for the home folder", _LOCAL),
+    ("*", "holds '*', a shell pattern that matched no file and was left as written, so it would be part of a "
+          "folder's name", _LOCAL),
+    ("r/a?b", "holds '?', a shell pattern that matched no file and was left as written, so it would be part of a "
+              "folder's name", _LOCAL),
+    ("-rf", "begins with '-', so every command given the folder later would read its name as options",
+     "Write --out './-rf'."),
+])
+def test_a_shell_leftover_as_out_is_refused_before_anything_is_made(tmp_path, monkeypatch, out, said, hint):
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", _SCENARIO, "--out", out, "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.output == f"Error: --out: {out!r} {said}. {hint}\n"
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_api_refuses_them_alike(tmp_path, monkeypatch):
+    from planner import plan
+    from planner.core.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as info:
+        plan(_SCENARIO, out="C:reports", format="md")
+    assert "out='C:reports' looks like a Windows drive-relative path" in str(info.value)
+    assert info.value.hint == "Give out= a local folder's path, e.g. out='reports'."
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("out", ["D:", "reports/~", "*", "-rf", "%X%"])
+def test_a_path_that_exists_is_the_users_own(tmp_path, monkeypatch, out):
+    monkeypatch.chdir(tmp_path)
+    Path(out).mkdir(parents=True)
+    assert shell_leftover_problem(out) is None
+
+
+@pytest.mark.parametrize("out", ["reports", "./-rf", "~/reports", "a~b/c", "r/100%", "run:2/z", "/tmp/o"])
+def test_ordinary_paths_pass(out):
+    # './-rf' is how a folder named '-rf' is written on purpose; a leading '~' is the caller's to say; 'run:2' has
+    # more than one letter before the colon, so no drive
+    assert shell_leftover_problem(out) is None

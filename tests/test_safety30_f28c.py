@@ -22,7 +22,7 @@ from planner.core.errors import InputError, ModelConfigError
 from planner.memory import estimate as estimate_workload
 from planner.memory.quant import nf4_constant_bits, weight_bytes
 from planner.model.architecture import from_hf_config
-from planner.model.quantization import KeptModules, kept_modules, transformers_skips
+from planner.model.quantization import KeptModules, kept_modules
 from planner.workload.spec import workload_from_mapping
 
 # A small Llama: 2 layers, width 512, MLP 1,536, 8 heads (no GQA), vocabulary 1,000, untied head.
@@ -104,7 +104,7 @@ def test_gpt_oss_experts_listed_stay_bf16() -> None:
     ("re:[", "model.layers.0.mlp.down_proj", False),  # no regular expression: read as text
 ])
 def test_transformers_skip_rule(entry: str, path: str, kept: bool) -> None:
-    assert transformers_skips(entry, path) is kept
+    assert KeptModules("modules_to_not_convert", (entry,)).keeps(path) is kept
 
 
 def test_gptq_names_are_suffixes_of_the_quantized_modules() -> None:

@@ -109,22 +109,6 @@ class WeightScheme:
         return f"{self.method} {self.name} ({how}{'' if self.symmetric else ', zero points'})"
 
 
-def transformers_skips(entry: str, path: str) -> bool:
-    """Whether a ``modules_to_not_convert`` / ``llm_int8_skip_modules`` entry names the module at
-    ``path``: the entry is a part of the path (Transformers 4's ``_replace_with_bnb_linear``,
-    ``replace_with_awq_linear`` and ``replace_with_fp8_linear``: ``key in ".".join(current_key_name)``,
-    so ``mlp`` names every MLP projection), or a regular expression matching the path from its start
-    (Transformers 5 quantizers_utils ``should_convert_module``: ``re.match(key, full_name)``, so
-    ``model.layers.*.self_attn`` names the attention of every layer; an entry that is no regular
-    expression is read as text only)."""
-    if entry in path:
-        return True
-    try:
-        return re.match(entry, path) is not None
-    except re.error:
-        return False
-
-
 @dataclass(frozen=True)
 class KeptModules:
     """The linear modules a quantized checkpoint leaves in 16-bit, as its ``quantization_config`` lists them.
@@ -143,15 +127,23 @@ class KeptModules:
     only: bool = False
 
     def keeps(self, path: str) -> bool:
-        """Whether the module at ``path`` (``model.layers.0.mlp.up_proj``) stays 16-bit."""
-        if self.only:
-            return not any(path.endswith(n) for n in self.names)
-        return any(transformers_skips(n, path) for n in self.names)
+        """Whether the module at ``path`` (``model.layers.0.mlp.up_proj``) stays 16-bit: one path; the memory
+        model asks of many through :meth:`matcher`."""
+        return self.matcher()(path)
 
     def matcher(self) -> Callable[[str], bool]:
-        """:meth:`keeps` as a function that compiles each entry once (:func:`transformers_skips`' rule)
-        and matches each path once (a memo of its own, per call of this method): names x distinct
-        paths, not a compile per name and path (h29b N2: 1,000 names overflowed ``re``'s cache)."""
+        """:meth:`keeps` as a function that compiles the entries once and matches each path once (a memo of its
+        own, per call of this method: h29b N2, 1,000 names overflowed ``re``'s cache when each name and path
+        was compiled and matched alone).
+
+        The rule, entry by entry (GPTQ's ``only`` aside: a module is kept unless its path ends with an entry,
+        optimum ``GPTQQuantizer.convert_model``'s ``name.endswith(layer)``): an entry names the module when it is
+        a part of the path (Transformers 4's ``_replace_with_bnb_linear``, ``replace_with_awq_linear`` and
+        ``replace_with_fp8_linear``: ``key in ".".join(current_key_name)``, so ``mlp`` names every MLP
+        projection), or a regular expression matching the path from its start (Transformers 5
+        quantizers_utils ``should_convert_module``: ``re.match(key, full_name)``, so
+        ``model.layers.*.self_attn`` names the attention of every layer); an entry that is no regular
+        expression is read as text only."""
         if self.only:
             ends = tuple(self.names)
             return lambda path: not path.endswith(ends)
@@ -168,7 +160,7 @@ class KeptModules:
                 continue
             try:
                 compiled = re.compile(n)
-            except re.error:  # read as text only, as transformers_skips does
+            except re.error:  # no regular expression: read as text only (the part search above)
                 continue
             if "(" in n:
                 alone.append(compiled)

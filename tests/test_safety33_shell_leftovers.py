@@ -63,7 +63,7 @@ def test_a_path_that_exists_is_the_users_own(tmp_path, monkeypatch, out):
     assert shell_leftover_problem(out) is None
 
 
-@pytest.mark.parametrize("out", ["reports", "./-rf", "~/reports", "a~b/c", "r/100%", "run:2/z", "/tmp/o"])
+@pytest.mark.parametrize("out", ["reports", "./-rf", "./~", "~/reports", "a~b/c", "r/100%", "run:2/z", "/tmp/o"])
 def test_ordinary_paths_pass(out):
     # './-rf' is how a folder named '-rf' is written on purpose; a leading '~' is the caller's to say; 'run:2' has
     # more than one letter before the colon, so no drive

@@ -150,8 +150,9 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
 
     - a cmd.exe variable ('%USERPROFILE%\\r'): nothing here expands it (no path meant);
     - a Windows drive with no separator after it ('D:', 'C:reports': a drive-relative path; no path meant);
-    - a folder named '~' after the first ('reports/~'): a shell expands '~' only at a word's start, and a
-      folder named '~' is one a later ``rm -r ~`` mistakes for the home folder (no path meant);
+    - a folder named '~' after a folder name ('reports/~'): a shell expands '~' only at a word's start, and a
+      folder named '~' is one a later ``rm -r ~`` mistakes for the home folder (no path meant; './~' is how
+      such a folder is named on purpose);
     - a '*', '?' or '[' (a pattern the shell left as it was because it matched nothing; no path meant);
     - a first name beginning with '-' ('-rf'): every later command reads it as options (meant: './-rf')."""
     if not text or os.path.lexists(text):
@@ -166,7 +167,7 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
                 f"{text[0].upper()}: is /mnt/{text[0].lower()}): it would make a folder {escape_unsafe(repr(first))} "
                 "in the current folder", None)
     parts = text.split("/")
-    if "~" in parts[1:]:
+    if any(p == "~" and parts[i - 1] != "." for i, p in enumerate(parts) if i):  # './~' names one on purpose
         return ("has a folder named '~' after the first (a shell expands '~' only at the start of a word), a folder "
                 "that a later 'rm -r ~' would take for the home folder", None)
     glob = next((ch for ch in "*?[" if ch in text), None)

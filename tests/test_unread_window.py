@@ -31,10 +31,18 @@ def test_a_window_key_nothing_reads_changes_nothing_and_is_said(model_type):
     assert not [w for w in architecture_warnings(plain) if "sliding_window" in w]
 
 
-@pytest.mark.parametrize("window", [None, 0])
-def test_no_window_is_no_warning(window):
-    arch = from_hf_config({**_LLAMA, "sliding_window": window})
+def test_no_window_is_no_warning():
+    arch = from_hf_config({**_LLAMA, "sliding_window": None})
     assert not [w for w in architecture_warnings(arch) if "sliding_window" in w]
+
+
+def test_the_unread_key_is_still_checked_as_a_number():
+    # checked as for a model that reads it (a window of 0 tokens is refused), before it is set aside
+    from planner.core.errors import ModelConfigError
+
+    with pytest.raises(ModelConfigError) as info:
+        from_hf_config({**_LLAMA, "sliding_window": 0})
+    assert "sliding_window" in str(info.value)
 
 
 def test_mistral_still_windows_every_layer():

@@ -243,10 +243,10 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
         use_window = cfg.get("use_sliding_window", False)  # Qwen3MoeConfig's default
     if model_type in ("qwen2", "qwen3", "qwen3_moe") and not use_window:
         window = None
+    if window is not None:
+        window = _get(cfg, "sliding_window", where)  # checked as a number even where nothing reads it
     if model_type in WINDOW_NOT_READ:
         window = None  # planner.workload.checks.architecture_warnings says so
-    if window is not None:
-        window = _get(cfg, "sliding_window", where)
     window_layers = 0
     if window:
         if model_type == "gemma2":

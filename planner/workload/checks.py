@@ -223,7 +223,7 @@ def _unread_window(arch: Architecture) -> list[str]:
     as an attribute and nothing reads it, so every layer attends to the whole context (h29b M1)."""
     extra = arch.extra if isinstance(arch.extra, Mapping) else {}
     window = extra.get("sliding_window")
-    if arch.model_type not in WINDOW_NOT_READ or window is None or window is False or window == 0:
+    if arch.model_type not in WINDOW_NOT_READ or window is None:
         return []
     return [f"config.json's sliding_window {clip_text(repr(window))} is not read for model_type {arch.model_type}: "
             f"its attention in Transformers (and llama.cpp) has no sliding window, so every layer is sized "

@@ -272,7 +272,7 @@ def test_the_api_refuses_them_as_destination_errors(tmp_path: Path, monkeypatch:
     assert str(info.value) == (f"the temporary folder {out} (tempfile.tempdir) is the out= folder {out}: temporary "
                                "files (openpyxl's, the importer's check copy) would be made there, beside the reports. "
                                "Set tempfile.tempdir to a private folder of your own elsewhere (one made with mkdir "
-                               "-m 700), or unset it (then /tmp is used).")
+                               "-m 700), or set it to None (then TMPDIR or /tmp is used).")
     assert _listing(out) == []
 
 

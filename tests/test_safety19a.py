@@ -443,7 +443,8 @@ def test_a_failed_temporary_sheet_file_names_the_temporary_folder(tmp_path: Path
     assert (errno.ENOSPC, errno.EFBIG, errno.EIO) == (28, 27, 5)  # Linux's numbers (errno-base.h)
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))  # as TMPDIR=tmp would
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setenv("TMPDIR", str(tmp))
     why = os.strerror(err)
 
     def save(self, target) -> None:  # the sheet writer's temporary file fails, as on a full TMPDIR

@@ -30,12 +30,40 @@ def _temp_folder_and_source() -> tuple[Path | None, str]:
     """The temporary folder (as :func:`_temp_folder`) and what named it: 'TMPDIR', 'TEMP' or 'TMP' (the variable
     tempfile read), 'tempfile.tempdir' (set in code), or '' (the system's own, or the current folder)."""
     if tempfile.tempdir is not None:
-        return Path(tempfile.tempdir), "tempfile.tempdir"
+        value = _tempdir_value()
+        return (None if value is None else Path(value)), "tempfile.tempdir"
     for var in ("TMPDIR", "TEMP", "TMP"):
         value = os.environ.get(var)
-        if value and os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK):
+        if value and _usable(value):
             return Path(value), var
     return _system_temp_folder(), ""
+
+
+def _tempdir_value() -> str | None:
+    """``tempfile.tempdir`` as :func:`tempfile.gettempdir` returns it: a str (bytes or a path object decoded with
+    :func:`os.fsdecode`), or None when it is unset or holds no path (an int: tempfile itself fails on it)."""
+    try:
+        return None if tempfile.tempdir is None else os.fsdecode(tempfile.tempdir)
+    except (TypeError, ValueError):
+        return None
+
+
+def _usable(value: str) -> bool:
+    """Whether tempfile would take the folder ``value`` (as it probes: a folder that can be written)."""
+    try:
+        return os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK)
+    except (OSError, ValueError):  # a NUL in it
+        return False
+
+
+def _why_unusable(value: str) -> str:
+    """Why tempfile passes over the folder ``value``: 'is not there', 'is not a folder' or 'cannot be written'."""
+    try:
+        if not os.path.exists(value):
+            return "is not there"
+        return "is not a folder" if not os.path.isdir(value) else "cannot be written"
+    except (OSError, ValueError):
+        return "is not there"
 
 
 def _system_temp_folder() -> Path | None:
@@ -147,14 +175,22 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
         out: the output folder (``--out``, ``out=``), or None.
         overlays: the ``--catalog`` overlay folders.
 
+    The folder judged is the one :func:`tempfile.gettempdir` will return once ``out`` is made
+    (:func:`_temp_once_made`: paths fully resolved); a ``tempfile.tempdir`` set in code that tempfile cannot use
+    (not there, not a folder, not writable, no path at all) is refused here too, before the work, naming it.
+
     Raises:
         OutputError: (a DestinationError) naming the folder, the variable and what to do.
     """
     refuse_protected_temp()
+    if tempfile.tempdir is not None and _tempdir_value() is None:  # an int: tempfile.gettempdir() fails on it
+        raise DestinationError(f"tempfile.tempdir holds a {type(tempfile.tempdir).__name__}, not a folder path: "
+                               "openpyxl's temporary files could not be made. Set tempfile.tempdir to a folder path "
+                               "of your own, or to None (then TMPDIR or /tmp is used).")
     where, var = _temp_folder_and_source()
     pending = _temp_once_made(out)
-    if pending is not None:  # TMPDIR names --out, not made yet: tempfile takes it once planner makes it (h29a N2)
-        where, var = pending
+    if pending is not None:  # it resolves to --out, not made yet: tempfile takes it once planner makes it (h29a N2)
+        where, var, pending_inside = pending
     elif where is None:  # the system's own (/tmp): judged as well (h29a N2)
         where, var = _system_default(), "default"
         if where is None:
@@ -166,7 +202,7 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
     named += [(f, "the --catalog overlay folder {}, an input of this run", "among the overlay's catalog files")
               for f in overlays]
     for folder, what, landing in named:
-        inside = False if pending is not None and folder is out else temp_within(where, folder)
+        inside = pending_inside if pending is not None and folder is out else temp_within(where, folder)
         if inside is None:
             continue
         shown = escape_unsafe(str(where))
@@ -181,17 +217,34 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
                                    "folder of your own elsewhere with room (one made with mkdir -m 700), or run from "
                                    "another folder.")
         if var == "default":  # no variable named it: setting TMPDIR moves the temporary files
-            raise DestinationError(f"the temporary folder {shown} (the system's, as TMPDIR is not set) {how} "
+            raise DestinationError(f"the temporary folder {shown} ({_why_system()}) {how} "
                                    f"{what.format(escape_unsafe(str(folder)))}: temporary files (openpyxl's, the "
                                    f"importer's check copy) would be made there, {landing}. Give another output "
                                    "folder, or set TMPDIR to a private folder of your own elsewhere (one made with "
                                    "mkdir -m 700).")
         unset = ("" if _system_default() is not None and os.path.abspath(where) == str(_system_default())
+                 else ", or set it to None (then TMPDIR or /tmp is used)" if var == "tempfile.tempdir"
                  else ", or unset it (then /tmp is used)")
         raise DestinationError(f"the temporary folder {shown} ({var}) {how} {what.format(escape_unsafe(str(folder)))}: "
                                "temporary files (openpyxl's, the importer's check copy) would be made there, "
                                f"{landing}. Set {_set(var)} to a private folder of your own elsewhere (one made with "
                                f"mkdir -m 700){unset}.")
+    if var == "tempfile.tempdir" and not cwd and not _usable(str(where)):  # used as set: the save would fail
+        raise DestinationError(f"the temporary folder {escape_unsafe(str(where))} (tempfile.tempdir) "
+                               f"{_why_unusable(str(where))}: openpyxl's temporary files could not be made there. "
+                               "Set tempfile.tempdir to a folder of your own that can be written, or to None (then "
+                               "TMPDIR or /tmp is used).")
+
+
+def _why_system() -> str:
+    """Why the system's temporary folder is used, for the line: no variable set, or the ones set name no usable
+    folder (tempfile passes over them: 'the system's: TMPDIR names /nonexist, which is not there')."""
+    passed = []
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(var)
+        if value:
+            passed.append(f"{var} names {escape_unsafe(value)}, which {_why_unusable(value)}")
+    return "the system's: " + "; ".join(passed) if passed else "the system's, as TMPDIR is not set"
 
 
 def _system_default() -> Path | None:
@@ -203,23 +256,43 @@ def _system_default() -> Path | None:
     return None
 
 
-def _temp_once_made(out: Path | None) -> tuple[Path, str] | None:
-    """The temporary folder and its variable when ``out`` is not there yet and the variable tempfile would read
-    first once planner has made ``out`` (TMPDIR, TEMP, TMP: the first naming a usable folder) names ``out`` itself
-    (compared as absolute, normalised paths), else None. tempfile picks its folder at its first use, after
-    planner makes ``out``."""
-    if out is None or tempfile.tempdir is not None or os.path.lexists(out):
+def _temp_once_made(out: Path | None) -> tuple[Path, str, bool] | None:
+    """The temporary folder, what named it and whether it lies inside ``out`` (True) or is ``out`` (False), when
+    ``out`` is not there yet and the folder tempfile will use once planner has made ``out`` resolves to it:
+    ``tempfile.tempdir`` when set (used as set, so inside ``out`` counts too), else the first of TMPDIR, TEMP and
+    TMP naming a usable folder then; else None. tempfile picks its folder at its first use, after planner makes
+    ``out``. The paths are compared fully resolved (:func:`os.path.realpath` of each: '..', links on the way,
+    /proc/self/cwd, and a link whose target is not there yet, as it will resolve once ``out`` is made)."""
+    if out is None or os.path.lexists(out):
         return None
-    target = os.path.abspath(out)
+    try:
+        target = os.path.realpath(out)
+    except (OSError, ValueError):
+        return None
+    if tempfile.tempdir is not None:
+        value = _tempdir_value()
+        if value is None:
+            return None
+        inside = _resolves_into(value, target)
+        return None if inside is None else (Path(value), "tempfile.tempdir", inside)
     for var in ("TMPDIR", "TEMP", "TMP"):
         value = os.environ.get(var)
         if not value:
             continue
-        try:
-            if os.path.abspath(value) == target:
-                return Path(value), var
-        except ValueError:  # a NUL in it
-            continue
-        if os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK):
+        if _resolves_into(value, target) is False:
+            return Path(value), var, False
+        if _usable(value):
             return None  # this one is used, as it is now
     return None
+
+
+def _resolves_into(value: str, target: str) -> bool | None:
+    """Whether the path ``value``, fully resolved, is the resolved path ``target`` (False), lies inside it (True),
+    or neither (None; also when it cannot be resolved: a NUL in it)."""
+    try:
+        real = os.path.realpath(value)
+    except (OSError, ValueError):
+        return None
+    if real == target:
+        return False
+    return True if real.startswith(target.rstrip(os.sep) + os.sep) else None

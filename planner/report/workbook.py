@@ -122,25 +122,27 @@ def write_workbook(data: WorkbookData, path: Path,
             from planner.core.atomic import shown_path
 
             _close_sheet_writers(exc.__traceback__)
-            raise OutputError(_temp_failed(shown_path(path), exc, tempfile.gettempdir())) from None
+            var = "tempfile.tempdir" if previous_tempdir is not None else "TMPDIR"
+            raise OutputError(_temp_failed(shown_path(path), exc, tempfile.gettempdir(), var)) from None
         finally:
             tempfile.tempdir = previous_tempdir
     return write_bytes(Path(path), buffer.getvalue())
 
 
-def _temp_failed(shown: str, exc: OSError, tmp: str) -> str:
+def _temp_failed(shown: str, exc: OSError, tmp: str, var: str = "TMPDIR") -> str:
     """The error line for a workbook whose save failed: openpyxl writes each sheet to a temporary file in ``tmp``
-    (tempfile.gettempdir(): TMPDIR, else /tmp) before the workbook is put together in memory, so the failure is
-    that folder's (its disk full, a file-size limit), not the report folder's."""
+    (tempfile.gettempdir(): ``tempfile.tempdir`` if the caller set it, else TMPDIR, else /tmp) before the workbook
+    is put together in memory, so the failure is that folder's (its disk full, a file-size limit), not the report
+    folder's. ``var``: what to change, 'TMPDIR' or 'tempfile.tempdir' (set in the API caller's code)."""
     why = exc.strerror or str(exc)
-    where = f"openpyxl writes each sheet to a temporary file in {tmp} (the temporary folder, TMPDIR) first"
+    where = f"openpyxl writes each sheet to a temporary file in {tmp} (the temporary folder, {var}) first"
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return (f"{shown}: cannot write the workbook ({why}): {where}, and the disk of {tmp} is full. Free space "
-                "there, or set TMPDIR to a folder on a disk with room, and run again.")
+                f"there, or set {var} to a folder on a disk with room, and run again.")
     if exc.errno == errno.EFBIG:
         return (f"{shown}: cannot write the workbook ({why}): {where}, and the file-size limit ('ulimit -f') stopped "
                 "that file. Raise the limit and run again.")
-    return f"{shown}: cannot write the workbook ({why}): {where}, and that failed. Check {tmp}, or set TMPDIR to " \
+    return f"{shown}: cannot write the workbook ({why}): {where}, and that failed. Check {tmp}, or set {var} to " \
            "another folder, and run again."
 
 

@@ -10,6 +10,7 @@ hint quotes the paths a user would paste."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -103,6 +104,7 @@ def test_the_cap_counts_values_not_lines():
     assert len(parse_yaml(_flow_list(at_cap + 1), max_nodes=None)["workloads"][0]["zzz"]) == at_cap + 1
 
 
+@pytest.mark.slow  # over 1 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_cli_refuses_a_long_flow_list_in_one_line(tmp_path):
     from planner.cli.main import main
 
@@ -116,3 +118,92 @@ def test_the_cli_refuses_a_long_flow_list_in_one_line(tmp_path):
                              f"the count passes 100,000 here. {_CAP_HINT}\n")
     assert took < 15, took  # 34 s and 1.2 GB before the cap; about a second now
     assert not (tmp_path / "o").exists()
+
+
+# ----- N6: the summary of left-out rows, by kind of reason -----
+
+def test_reasons_that_differ_in_their_values_are_one_line():
+    from planner.catalog.import_summary import left_out_lines
+
+    skipped = {f"g5.x{i}": f"line {i + 3}, column Price: '${i}.5' is not a number" for i in range(5000)}
+    skipped |= {f"g6.x{i}": f"line {i + 5003}, column AvailabilityZone: 'us-east-1a\\x1f{i}' holds the control "
+                            "character U+001F" for i in range(3000)}
+    got = left_out_lines(skipped)
+    assert got == [
+        "left out 5000: column Price: '$0.5' is not a number, and the same reason with other values in 4,999 rows "
+        "(line 3: g5.x0, line 4: g5.x1 '$1.5', line 5: g5.x2 '$2.5', ...)",
+        "left out 3000: column AvailabilityZone: 'us-east-1a\\x1f0' holds the control character U+001F, and the "
+        "same reason with other values in 2,999 rows (line 5003: g6.x0, line 5004: g6.x1 'us-east-1a\\x1f1', line "
+        "5005: g6.x2 'us-east-1a\\x1f2', ...)"]
+
+
+def test_kinds_of_the_same_count_come_in_the_file_s_order_and_rows_by_line():
+    from planner.catalog.import_summary import left_out_lines
+
+    # 'GPU ...' sorts before 'a fraction ...' as text, but comes later in the file; line 10 before line 9 in
+    # the mapping, shown by line
+    skipped = {"g7.x": "line 12: GPU 'Z10G' has no gpus.yaml entry", "g9.x": "line 10: a fraction (1.5) of one "
+               "A10G, not a whole GPU", "g8.x": "line 9: a fraction (2.5) of one A10G, not a whole GPU"}
+    assert left_out_lines(skipped) == [
+        "left out 2: a fraction (2.5) of one A10G, not a whole GPU, and the same reason with other values in 1 row "
+        "(line 9: g8.x, line 10: g9.x 1.5)",
+        "left out 1: GPU 'Z10G' has no gpus.yaml entry (line 12: g7.x)"]
+    # a reason given alike by several rows reads as before: no 'other values'
+    same = {f"g{i}.x": f"line {i}: no on-demand price (0 or empty)" for i in (5, 3, 4)}
+    assert left_out_lines(same) == ["left out 3: no on-demand price (0 or empty) (line 3: g3.x, line 4: g4.x, "
+                                    "line 5: g5.x)"]
+
+
+def test_the_summary_is_bounded_whatever_the_file():
+    from planner.catalog.import_summary import left_out_lines
+
+    # a GPU name is written unquoted, so each name is its own kind: 200 kinds, one row each
+    skipped = {f"g{i}.x": f"line {i + 2}: a fraction (1.5) of one ZZ{chr(65 + i % 26)}{chr(65 + i // 26)}, not a "
+                          "whole GPU" for i in range(200)}
+    got = left_out_lines(skipped)
+    assert len(got) == 25  # 24 kinds, then one line for the other 176
+    assert got[0] == "left out 1: a fraction (1.5) of one ZZAA, not a whole GPU (line 2: g0.x)"
+    assert got[23] == "left out 1: a fraction (1.5) of one ZZXA, not a whole GPU (line 25: g23.x)"
+    assert got[24] == (
+        "left out 176 more rows for 176 other kinds of reason, the first row of each: a fraction (1.5) of one ZZYA, "
+        "not a whole GPU (line 26: g24.x); a fraction (1.5) of one ZZZA, not a whole GPU (line 27: g25.x); a "
+        "fraction (1.5) of one ZZAB, not a whole GPU (line 28: g26.x); and 173 more")
+
+
+def test_the_cli_summary_of_distinct_bad_values_is_a_few_lines(tmp_path):
+    from sky_helpers import G5, aws_csv, run_cli
+
+    rows = [f"g5.x{i},A10G,1,4,16,,${i}.5,0.4,us-east-1,us-east-1a,x86_64" for i in range(300)]
+    rows += [f"g6.x{i},A10G,1,4,16,,1.0,0.4,us-east-1,us-east-1a\x1f{i},x86_64" for i in range(200)]
+    code, out = run_cli("catalog", "import-skypilot", str(aws_csv(tmp_path, G5, *rows)), "--out", str(tmp_path / "o"),
+                        "--as-of", "2026-01")
+    assert code == 0, out
+    flat = " ".join(out.split())
+    assert ("left out 300: column Price: '$0.5' is not a number, and the same reason with other values in 299 rows "
+            "(line 3: g5.x0, line 4: g5.x1 '$1.5', line 5: g5.x2 '$2.5', ...)") in flat, out
+    assert flat.count("left out ") == 2, out  # 500 rows left out, two kinds: two counted lines (500 before)
+    assert len(out.splitlines()) < 15, out
+
+
+# ----- M1: the hint to copy the overlay's gpus.yaml -----
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_the_copy_hint_quotes_its_paths(tmp_path, monkeypatch):
+    import yaml
+
+    from sky_helpers import G5, aws_csv, run_cli
+
+    monkeypatch.chdir(tmp_path)
+    shipped = yaml.safe_load((Path(__file__).parents[1] / "catalog" / "gpus.yaml").read_text(encoding="utf-8"))
+    entry = dict(next(g for g in shipped["gpus"] if g["id"] == "a10g"), id="zz9", name="NVIDIA ZZ9")
+    (tmp_path / "ov;x").mkdir()
+    (tmp_path / "ov;x" / "gpus.yaml").write_text(yaml.safe_dump({"schema_version": 1, "gpus": [entry]}))
+    csv = aws_csv(tmp_path, G5, "zz.xlarge,zz9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64")
+    code, out = run_cli("catalog", "import-skypilot", str(csv), "--catalog", "ov;x", "--out", "o y")
+    assert code == 2
+    flat = " ".join(out.split())
+    # what the hint says to run is pasted as it is (shlex.quote of each path), and no closeness is claimed
+    assert flat.endswith("unknown GPU 'zz9'. The rows name zz9 of 'ov;x/gpus.yaml', which 'o y' lacks: copy it "
+                         "there (mkdir -p 'o y' && cp 'ov;x/gpus.yaml' 'o y/gpus.yaml') and import again, then give "
+                         "--catalog 'o y' alone."), out
+    assert not (tmp_path / "o y" / "cloud.yaml").exists()

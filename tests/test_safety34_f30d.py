@@ -207,3 +207,11 @@ def test_the_copy_hint_quotes_its_paths(tmp_path, monkeypatch):
                          "there (mkdir -p 'o y' && cp 'ov;x/gpus.yaml' 'o y/gpus.yaml') and import again, then give "
                          "--catalog 'o y' alone."), out
     assert not (tmp_path / "o y" / "cloud.yaml").exists()
+
+
+def test_a_long_file_the_parser_refuses_is_refused_for_what_it_holds():
+    # past the size where values are counted (MAX_NODES / 2 characters), a control character is still named, not
+    # an exception of the count (the pure reader refuses it as it is made)
+    text = _SCENARIO + "    notes: a\x01b\n" + "#x\n" * MAX_NODES
+    exc = _refusal(text)
+    assert (str(exc), exc.line) == ("holds the control character U+0001, which YAML does not allow", 8)

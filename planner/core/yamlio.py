@@ -448,7 +448,10 @@ def _refuse_many_nodes(text: str, limit: int) -> None:
     if len(text) * 2 < limit:  # no text holds more values than 1.5 a character ('[?,?]': 7 in 5)
         return
     fast = _CLoader is not None and not _PURE_ONLY.search(text)
-    loader = yaml.CSafeLoader(text) if fast else yaml.SafeLoader(text)
+    try:  # the pure reader refuses a control character as it is made: parse_yaml then says so
+        loader = yaml.CSafeLoader(text) if fast else yaml.SafeLoader(text)
+    except yaml.YAMLError:
+        return
     counted = (_EVENT.ScalarEvent, _EVENT.MappingStartEvent, _EVENT.SequenceStartEvent, _EVENT.AliasEvent)
     n = 0
     try:

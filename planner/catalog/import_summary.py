@@ -1,5 +1,5 @@
 """What a SkyPilot import left out or read otherwise, said in a few lines (planner catalog import-skypilot):
-counts by reason with the first rows (:func:`left_out_lines`), and the rows whose figures were read as no spot
+counts by kind of reason with the first rows (:func:`left_out_lines`), and the rows whose figures were read as no spot
 offer or whose region was written in lower case (:func:`noted_lines`), and a ``--region`` that names none of
 the file's regions (:func:`region_note`)."""
 

@@ -4,7 +4,8 @@ Only PyYAML's safe constructors are used: tags that would construct Python objec
 Mappings come back as :class:`LineDict` and sequences as :class:`LineList`, which remember
 the 1-based line of each key or item. Documents whose aliases would add more than
 ``MAX_EXPANDED_NODES`` nodes when expanded ("billion laughs") are refused (a long file written
-out without aliases is not), as are documents nested more than ``MAX_DEPTH`` levels, duplicate
+out without aliases is not), as are documents of more than ``MAX_NODES`` values (unless the caller lifts
+that cap, as the catalog loader does), documents nested more than ``MAX_DEPTH`` levels, duplicate
 keys, empty files, non-UTF-8 files and roots that are not mappings. Files are read through
 :func:`planner.core.infile.read_input` (once, bounded, regular files and shell pipes only).
 

@@ -134,10 +134,11 @@ def test_an_overlay_file_that_is_a_fifo_or_a_device_is_refused(tmp_path: Path, t
 
 
 @pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
-def test_a_long_scenario_without_aliases_plans(tmp_path: Path) -> None:
+def test_a_long_scenario_without_aliases_meets_the_value_cap_not_the_alias_cap(tmp_path: Path) -> None:
     # 0.8 MB and more nodes than the alias limit (MAX_EXPANDED_NODES), without one alias: long, not a
-    # bomb (the limit counts only what aliases add). The nodes: a list of 210,000 GPU ids.
-    from planner.core.yamlio import MAX_EXPANDED_NODES
+    # bomb (the limit counts only what aliases add). The nodes: a list of 210,000 GPU ids, more than a
+    # scenario may hold (MAX_NODES, h30b N5), which is what the refusal says.
+    from planner.core.yamlio import MAX_EXPANDED_NODES, MAX_NODES
 
     # the shipped scenario's 19 lines, then constraints (line 20) and the list (line 21)
     assert len(SCENARIO.decode().splitlines()) == 19 and "constraints:" not in SCENARIO.decode()
@@ -145,9 +146,12 @@ def test_a_long_scenario_without_aliases_plans(tmp_path: Path) -> None:
     assert text.count("t4, ") > MAX_EXPANDED_NODES and "*" not in text and len(text.encode()) > 800_000
     p = tmp_path / "long.yaml"
     p.write_text(text)
-    # read whole, and judged on what it says (it was refused as an alias bomb before anything was read)
+    # refused for its size, at the list's line, not as an alias bomb (as it was before anything was read)
+    assert MAX_NODES == 100_000 and text.count("t4, ") > MAX_NODES
     assert _one_line(["plan", str(p), "--out", str(tmp_path / "out")]) == (
-        f"Error: {p}:21: constraints.allowed_gpus: lists 't4' twice. Give each id once.")
+        f"Error: {p}:21: holds more than 100,000 values (mappings, lists, keys and items); the count passes 100,000 "
+        "here. A scenario, workload or calibration file holds a few hundred: look for a long list pasted in by "
+        "mistake, or a file of another kind (a catalog file goes under --catalog).")
 
 
 def test_an_existing_read_only_report_is_not_replaced(tmp_path: Path) -> None:

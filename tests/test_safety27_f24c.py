@@ -230,18 +230,23 @@ def test_every_left_out_reason_has_its_line(tmp_path):
     res = import_file(aws_csv(tmp_path, G5, *bad))
     assert [r.id for r in res.rows] == ["aws-g5-xlarge"]
     lines = left_out_lines(res.skipped)
-    assert len(res.skipped) == 8 and len(lines) == 8, lines  # one line per reason: each row's reason is its own
+    # one line per kind of reason: each row's reason is its own, but 'nan' and '-inf' not a finite number are one
+    # kind (h30b N6), the second row named with its value
+    assert len(res.skipped) == 8 and len(lines) == 7, lines
+    assert lines[0] == ("left out 2: column SpotPrice: 'nan' is not a finite number, and the same reason with other "
+                        "values in 1 row (line 3: g5.b, line 4: g5.c '-inf')"), lines
     for n, row in enumerate(bad, start=3):
         inst = row.split(",")[0]
-        assert sum(f"(line {n}: {inst})" in line for line in lines) == 1, (inst, lines)
+        assert sum(f"line {n}: {inst}" in line for line in lines) == 1, (inst, lines)
     assert not any("other reason" in line for line in lines), lines
 
 
 def test_past_six_reasons_each_names_its_first_row_only():
-    # seven reasons of two rows each: the first six name both rows, the seventh its first and '...'
-    skipped = {f"i{r}{k}": f"line {10 * r + k}: reason {r}" for r in range(7) for k in range(2)}
+    # seven reasons of two rows each: the first six name both rows, the seventh its first and '...' (reasons that
+    # differ by a letter: differing by a number they would be one kind, h30b N6)
+    skipped = {f"i{r}{k}": f"line {10 * r + k}: reason {'abcdefg'[r]}" for r in range(7) for k in range(2)}
     lines = left_out_lines(skipped)
-    assert lines[0] == "left out 2: reason 0 (line 0: i00, line 1: i01)"
-    assert lines[5] == "left out 2: reason 5 (line 50: i50, line 51: i51)"
-    assert lines[6] == "left out 2: reason 6 (line 60: i60, ...)"
+    assert lines[0] == "left out 2: reason a (line 0: i00, line 1: i01)"
+    assert lines[5] == "left out 2: reason f (line 50: i50, line 51: i51)"
+    assert lines[6] == "left out 2: reason g (line 60: i60, ...)"
     assert len(lines) == 7

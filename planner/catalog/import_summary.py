@@ -1,5 +1,5 @@
 """What a SkyPilot import left out or read otherwise, said in a few lines (planner catalog import-skypilot):
-counts by reason with the first rows (:func:`left_out_lines`), and the rows whose figures were read as no spot
+counts by kind of reason with the first rows (:func:`left_out_lines`), and the rows whose figures were read as no spot
 offer or whose region was written in lower case (:func:`noted_lines`), and a ``--region`` that names none of
 the file's regions (:func:`region_note`)."""
 
@@ -12,26 +12,38 @@ from collections.abc import Mapping, Sequence
 _LINE_REASON = re.compile(r"line ([0-9]+)(?:, |: )(.*)", re.S)
 
 
-def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3) -> list[str]:
-    """What an import left out, one line per reason (most instance types first): its count and its first
-    ``names`` instance types, past the first ``reasons`` reasons only its first one, so that every reason and
-    its first row are said however many there are, in a line each (h24b M1: a line for "N more for M other
-    reasons" hid all but one of them). A reason found on a line of
-    the file ('line 12, column Price: ...') is counted without its line number (2,000 rows priced '$1.29'
-    are one reason), its first rows shown by line, in the file's order ('line 2: g6.xlarge').
+#: What a reason says of the row's own values, left out to find its kind: a quoted text (as repr writes it) or a
+#: number ('$0.5' and '$1.5' are one kind of "column Price: ... is not a number"; 1.5 and 2.5 one "a fraction").
+_VALUE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|[0-9][0-9.]*")
+
+
+def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3, kinds: int = 24) -> list[str]:
+    """What an import left out, one line per kind of reason (most rows first, then the file's order): its count
+    and its first ``names`` rows in the file's order, past the first ``reasons`` kinds only its first one, so
+    that every kind and its first row are said, in a line each (h24b M1: a line for "N more for M other
+    reasons" hid all but one of them). A reason found on a line of the file ('line 12, column Price: ...') is
+    counted without its line number (2,000 rows priced '$1.29' are one reason), its first rows shown by line
+    ('line 2: g6.xlarge'). Reasons that differ only in the row's own values (quoted texts, numbers: :data:`_VALUE`)
+    are one kind (h30b N6: 5,000 rows priced '$0.5', '$1.5', ... gave 5,000 lines): its line gives the first
+    row's reason whole, how many rows give it with other values, and those rows' values beside their lines
+    (each clipped at 40 characters). Past ``kinds`` kinds (more than the reasons the import gives: only names
+    the file writes outside quotes, a GPU's, can make more), one last line counts the rest and names the first
+    row of each of the next few, so the summary is at most ``kinds`` + 1 lines whatever the file.
 
     A provider's file lists hundreds of instance types without a GPU the catalog knows; one line
     each (~1,800 for AWS) would bury the rows that were read.
     """
     from planner.core.names import clip_text
 
-    by_reason: dict[str, list[tuple[int, str]]] = {}
+    by_kind: dict[str, list[tuple[int, str, str]]] = {}
     for inst, why in skipped.items():
         m = _LINE_REASON.fullmatch(why)
         line = int(m.group(1)) if m else -1
-        by_reason.setdefault(m.group(2) if m else why, []).append((line, inst))
-    order = sorted(by_reason, key=lambda why: (-len(by_reason[why]), why))
-    lines = []
+        text = m.group(2) if m else why
+        by_kind.setdefault(_VALUE.sub("\x00", text), []).append((line, inst, text))
+    for rows in by_kind.values():
+        rows.sort()
+    order = sorted(by_kind, key=lambda k: (-len(by_kind[k]), by_kind[k][0][:2]))
 
     def item(line: int, inst: str) -> str:  # an instance type clipped at 40 characters, as reasons clip ids (h29b M2)
         if line < 0:
@@ -41,11 +53,26 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
             return f"line {line} of {clip_text(inst[len(row) + 4:], 40)}"
         return f"line {line}" + ("" if inst == row else f": {clip_text(inst, 40)}")
 
-    for n, why in enumerate(order):
-        insts = sorted(by_reason[why])
+    def values(text: str, why: str) -> str:  # the row's own values where they differ from the first row's
+        said = _VALUE.findall(why)
+        return ", ".join(clip_text(v, 40) for i, v in enumerate(_VALUE.findall(text)) if i >= len(said) or v != said[i])
+
+    lines = []
+    for n, kind in enumerate(order[:kinds]):
+        rows = by_kind[kind]
+        why = rows[0][2]
+        other = sum(text != why for _, _, text in rows)
         first = names if n < reasons else 1  # the examples are clipped, never a reason
-        shown = ", ".join(item(*x) for x in insts[:first]) + (", ..." if len(insts) > first else "")
-        lines.append(f"left out {len(insts)}: {why} ({shown})")
+        shown = ", ".join(item(line, inst) + (f" {values(text, why)}" if text != why else "")
+                          for line, inst, text in rows[:first]) + (", ..." if len(rows) > first else "")
+        also = f", and the same reason with other values in {other:,} row{'s' if other != 1 else ''}" if other else ""
+        lines.append(f"left out {len(rows)}: {why}{also} ({shown})")
+    rest = order[kinds:]
+    if rest:
+        named = "; ".join(f"{by_kind[k][0][2]} ({item(*by_kind[k][0][:2])})" for k in rest[:3])
+        more = f"; and {len(rest) - 3:,} more" if len(rest) > 3 else ""
+        lines.append(f"left out {sum(len(by_kind[k]) for k in rest):,} more rows for {len(rest):,} other kinds of "
+                     f"reason, the first row of each: {named}{more}")
     return lines
 
 

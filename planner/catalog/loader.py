@@ -382,7 +382,7 @@ class _Store:
         shown = str(path)
         try:
             lists = CATALOG_FILES[name]
-            data, source = read_mapping(path, hint=f"A {name} is a mapping with 'schema_version: {SCHEMA_VERSION}' and "
+            data, source = read_mapping(path, max_nodes=None, hint=f"A {name} is a mapping with 'schema_version: {SCHEMA_VERSION}' and "
                                            f"{'a ' if len(lists) == 1 else ''}"
                                            f"{' and '.join(repr(k + ':') for k in lists)} "
                                            f"list{'s' if len(lists) > 1 else ''} (catalog/README.md).")

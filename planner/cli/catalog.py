@@ -324,6 +324,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
       planner compare scenarios/compare-qlora-7b-12gb.yaml --catalog my-cloud/
     """
     import datetime as dt
+    import re
     from pathlib import Path
 
     from planner.catalog.skypilot import overlay_gpu_names
@@ -396,10 +397,14 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         except CatalogError as exc:
             gone = sorted(g for g in set((gpu_names or {}).values()) if f"unknown GPU '{g}'" in str(exc))
             if gone:  # rows name the overlay's own GPUs, which --out lacks (h21a m5)
-                raise CatalogError(str(exc), hint=f"The rows name {', '.join(gone)} of "
-                                   f"{escape_unsafe(str(catalog_dir))}'s gpus.yaml, which {escape_unsafe(out_dir)} "
-                                   f"lacks: copy that gpus.yaml into {escape_unsafe(out_dir)} and import again, then "
-                                   "give --catalog with that folder alone.") from None
+                # the paths as a shell word each, so that the step can be pasted (h30b M1); no valid name is close
+                # since the GPU is the overlay's, which the hint says
+                gpus, into = shell_word(str(Path(catalog_dir) / "gpus.yaml")), shell_word(str(out_dir))
+                problem = re.sub(r" None of the [0-9,]+ valid names is close\.", "", str(exc))
+                copy = shell_word(str(Path(out_dir) / "gpus.yaml"))
+                raise CatalogError(problem, hint=escape_unsafe(
+                    f"The rows name {', '.join(gone)} of {gpus}, which {into} lacks: copy it there (mkdir -p {into} "
+                    f"&& cp {gpus} {copy}) and import again, then give --catalog {into} alone.")) from None
             raise
     except PlannerError:  # a file refused, nothing kept: what was read is said first, as it was read
         for line in said:

@@ -4,7 +4,8 @@ Only PyYAML's safe constructors are used: tags that would construct Python objec
 Mappings come back as :class:`LineDict` and sequences as :class:`LineList`, which remember
 the 1-based line of each key or item. Documents whose aliases would add more than
 ``MAX_EXPANDED_NODES`` nodes when expanded ("billion laughs") are refused (a long file written
-out without aliases is not), as are documents nested more than ``MAX_DEPTH`` levels, duplicate
+out without aliases is not), as are documents of more than ``MAX_NODES`` values (unless the caller lifts
+that cap, as the catalog loader does), documents nested more than ``MAX_DEPTH`` levels, duplicate
 keys, empty files, non-UTF-8 files and roots that are not mappings. Files are read through
 :func:`planner.core.infile.read_input` (once, bounded, regular files and shell pipes only).
 
@@ -37,11 +38,18 @@ from planner.core.yamlrules import (MERGE_TAG, Base60Problem, OtherBaseProblem, 
                                     flow_thousands, hidden_break, key_problem, refuse_base_60, refuse_other_bases,
                                     refuse_separators, special_value, syntax_hint, syntax_slip)
 
-__all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
+__all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping"]
 
 #: Refuse documents whose aliases, expanded, would add more than this many nodes to those written.
 MAX_EXPANDED_NODES = 200_000
+#: Refuse a scenario, workload or calibration file of more than this many values (each mapping, list, key and
+#: item counts one; an alias one), counted while the file is parsed, before any other work on it (h30b N5): a
+#: shipped scenario holds a few hundred, so 100,000 leaves room for hundreds of workloads and a grid of pasted
+#: configs, and bounds the work on a file far inside the 20 MiB input cap (a flow list of 2 M numbers took 34 s
+#: and 1.2 GB before its refusal). Catalog files pass ``max_nodes=None``: an imported cloud.yaml holds tens of
+#: values a row, over a million for a 40,000-row import.
+MAX_NODES = 100_000
 #: Refuse documents nested deeper than this many mappings or lists (no planner file nests ten).
 MAX_DEPTH = 200
 _TOO_DEEP = f"is nested too deeply (more than {MAX_DEPTH} mappings or lists one inside another)"
@@ -374,21 +382,29 @@ def read_text(path: Path) -> str:
         raise YamlProblem.of(exc) from None
 
 
-def parse_yaml(text: str) -> Any:
+def parse_yaml(text: str, *, max_nodes: int | None = MAX_NODES) -> Any:
     """Parse one YAML document safely; see the module docstring for what is refused.
 
     The C parser is tried first when PyYAML has libyaml; on any problem the pure-Python parser
     reads the document again and its outcome (value or message) is the one given.
 
+    Args:
+        text: the document.
+        max_nodes: the most values the document may hold (:data:`MAX_NODES`, counted by
+            :func:`_refuse_many_nodes` before any other work); None for no cap (catalog files).
+
     Raises:
         YamlProblem: syntax errors (with line and column), unsafe tags, alias bombs, nesting
-            deeper than :data:`MAX_DEPTH`, duplicate keys, several documents in one file.
+            deeper than :data:`MAX_DEPTH`, more than ``max_nodes`` values, duplicate keys, several
+            documents in one file.
     """
     # a lone CR or U+2028 hides a line break, an RLO reorders what an editor shows; 'model:<U+00A0>x' reads as one
     # text; "[16,384]" reads as two items; "key: #1" as empty
     early = hidden_break(text) or bidi_problem(text) or lookalike_slip(text)
     if early is not None:
         raise YamlProblem(*early)
+    if max_nodes is not None:
+        _refuse_many_nodes(text, max_nodes)
     if _CLoader is not None and not _PURE_ONLY.search(text) and "!" not in text:
         flows: list[tuple[int, int]] | None = []
         value: Any = _NO_KEY
@@ -418,6 +434,42 @@ def parse_yaml(text: str) -> Any:
     if late is not None:
         raise late if isinstance(late, YamlProblem) else YamlProblem(*late)
     return _parse_pure(text)
+
+
+def _refuse_many_nodes(text: str, limit: int) -> None:
+    """Refuse ``text`` when it holds more than ``limit`` values, at the line where the count passes it: the
+    parser's events are counted (a scalar, a mapping or list, an alias: one each), by libyaml's C parser when
+    PyYAML has it and the text is one it reads as the pure parser does (:data:`_PURE_ONLY`), else the pure one;
+    counting stops at ``limit`` + 1, so the cost is bounded whatever the file. A text the parser refuses is left
+    to :func:`parse_yaml`, which says why.
+
+    Raises:
+        YamlProblem: more than ``limit`` values.
+    """
+    if len(text) * 2 < limit:  # no text holds more values than 1.5 a character ('[?,?]': 7 in 5)
+        return
+    fast = _CLoader is not None and not _PURE_ONLY.search(text)
+    try:  # the pure reader refuses a control character as it is made: parse_yaml then says so
+        loader = yaml.CSafeLoader(text) if fast else yaml.SafeLoader(text)
+    except yaml.YAMLError:
+        return
+    counted = (_EVENT.ScalarEvent, _EVENT.MappingStartEvent, _EVENT.SequenceStartEvent, _EVENT.AliasEvent)
+    n = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, counted):
+                n += 1
+                if n > limit:
+                    raise YamlProblem(
+                        f"holds more than {limit:,} values (mappings, lists, keys and items); the count passes "
+                        f"{limit:,} here", event.start_mark.line + 1,
+                        "A scenario, workload or calibration file holds a few hundred: look for a long list pasted "
+                        "in by mistake, or a file of another kind (a catalog file goes under --catalog).")
+    except yaml.YAMLError:
+        return  # parse_yaml reads it again and says what is wrong
+    finally:
+        loader.dispose()
 
 
 _DIGIT_COMMA = re.compile(r"[0-9],[0-9]")
@@ -744,7 +796,7 @@ def _parse_pure(text: str) -> Any:
         loader.dispose()
 
 
-def load_mapping(path: Path, *, hint: str | None = None) -> LineDict:
+def load_mapping(path: Path, *, hint: str | None = None, max_nodes: int | None = MAX_NODES) -> LineDict:
     """Read a YAML (or JSON, which is YAML) file whose root must be a mapping.
 
     Args:
@@ -755,10 +807,11 @@ def load_mapping(path: Path, *, hint: str | None = None) -> LineDict:
     Raises:
         YamlProblem: as :func:`read_text` and :func:`parse_yaml`, or a root that is not a mapping.
     """
-    return read_mapping(path, hint=hint)[0]
+    return read_mapping(path, hint=hint, max_nodes=max_nodes)[0]
 
 
-def read_mapping(path: Path, *, hint: str | None = None) -> tuple[LineDict, InputFile]:
+def read_mapping(path: Path, *, hint: str | None = None,
+                 max_nodes: int | None = MAX_NODES) -> tuple[LineDict, InputFile]:
     """:func:`load_mapping`, with the bytes read (:class:`planner.core.infile.InputFile`: for the
     file's SHA-256, or its text): the file is read once, for both.
 
@@ -769,17 +822,17 @@ def read_mapping(path: Path, *, hint: str | None = None) -> tuple[LineDict, Inpu
         source = read_input(path)
     except FileProblem as exc:
         raise YamlProblem.of(exc) from None
-    return parse_mapping(source, hint=hint), source
+    return parse_mapping(source, hint=hint, max_nodes=max_nodes), source
 
 
-def parse_mapping(source: InputFile, *, hint: str | None = None) -> LineDict:
+def parse_mapping(source: InputFile, *, hint: str | None = None, max_nodes: int | None = MAX_NODES) -> LineDict:
     """The YAML mapping of bytes already read (see :func:`load_mapping`).
 
     Raises:
         YamlProblem: as :func:`load_mapping`.
     """
     try:
-        data = parse_yaml(source.text())
+        data = parse_yaml(source.text(), max_nodes=max_nodes)
     except FileProblem as exc:
         exc = YamlProblem.of(exc)
         if exc.problem == "is empty" and exc.hint is None:

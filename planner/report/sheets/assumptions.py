@@ -4,7 +4,7 @@ The plan-wide assumptions; per workload the bytes per value the memory model use
 (:class:`planner.report.workbook_data.RecipeRow`: frozen base weights in their format, LoRA
 adapters with their gradients and optimizer states); the catalog entries used with their sources
 (pointers to the Sources sheet for ``REF:`` ids) and dates; the workloads' notes, warnings and
-figures; and the scenario file line by line, as text.
+figures; and the scenario file line by line, as text (its first :data:`COPY_MAX_LINES` lines).
 """
 
 from __future__ import annotations
@@ -71,8 +71,7 @@ def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSo
     row = _workload_notes(ws, data, row)
     section(ws, row, "Scenario as given" + (f" ({path_text(data.scenario_file)})" if data.scenario_file else ""))
     # monospaced, its leading spaces kept (YAML's indentation), wrapped across A-L (163 characters)
-    put_sentences(ws, row + 1, 1, [_copied_line(n, line) for n, line in enumerate(data.scenario_text.splitlines(), 1)],
-                  _LAST_COL, style("mono"))
+    put_sentences(ws, row + 1, 1, _copied_lines(data.scenario_text), _LAST_COL, style("mono"))
     ws.freeze_panes = "A2"
     # QLoRA's weights (E) are text: NF4 linears, 16-bit rest
     fit_columns(ws, fixed=dict(WIDTHS), wrap_cols=("A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"),
@@ -151,6 +150,27 @@ def _workload_notes(ws: Worksheet, data: WorkbookData, row: int) -> int:
 #: The most a line of the scenario's copy keeps in its cell: Excel's 32,767 characters per cell less room for the
 #: note that says the line was cut (:func:`_copied_line`).
 _COPY_CELL_UNITS = 32_767 - 200
+
+
+#: The most lines of the scenario file the Assumptions sheet copies, one row each: a scenario is tens of lines
+#: (the shipped ones at most 44), and a file of comments alone (a comment has no cap) would otherwise take a row a
+#: line, about 10 M rows for a 20 MiB file, past a sheet's 1,048,576 rows and minutes of work (h30b N5). 2,000
+#: lines is 45 times the longest shipped scenario and about 40 printed pages; the file itself holds the rest.
+COPY_MAX_LINES = 2_000
+
+
+def _copied_lines(text: str) -> list[str]:
+    """The scenario file's lines as the sheet copies them (:func:`_copied_line`): the first
+    :data:`COPY_MAX_LINES`, then, when the file has more, one line that says how many are not copied."""
+    lines = text.splitlines()
+    out = [_copied_line(n, line) for n, line in enumerate(lines[:COPY_MAX_LINES], 1)]
+    if len(lines) > COPY_MAX_LINES:
+        more = len(lines) - COPY_MAX_LINES
+        lines_are = f"{more:,} lines (from line {COPY_MAX_LINES + 1:,}) are" if more > 1 else \
+            f"line ({COPY_MAX_LINES + 1:,}) is"
+        out.append(f"\u2026 [the file's other {lines_are} not copied: the sheet copies the first "
+                   f"{COPY_MAX_LINES:,} lines, and the scenario file holds them all]")
+    return out
 
 
 def _copied_line(number: int, line: str) -> str:

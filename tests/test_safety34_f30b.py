@@ -5,11 +5,13 @@ object or bytes is an InputError naming the keyword; one giving a str subclass i
 ``__str__`` never called; estimate's gpu_layers='max' and a nameless scenario with out= no longer read the path
 twice); h30a m2 (each keyword's message names the kind of path it takes: a file, a directory, a config.json or its
 folder); the one wording of every guarded read of a caller's object (planner.core.errors.unreadable_problem: a path,
-a mapping, a list, a number).
+a mapping, a list, a number); h30b N4 (a Catalog whose schema_version is True or numpy.True_ is refused, as the
+loader refuses ``schema_version: true``; a numpy 1 comes back a plain 1).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -185,6 +187,38 @@ def test_every_guarded_read_says_the_exception_one_way() -> None:
                                                              "could not be read as a number"]
     for e in errors:
         assert str(e).split(": ", 2)[2].startswith(said), str(e)
+
+
+@pytest.mark.parametrize("version, said", [
+    (True, "must be a whole number, not true."),
+    ("numpy.True_", "must be a whole number, not bool."),
+    (2, "version 2 is not supported. It is 1."),
+])
+def test_a_catalogs_schema_version_is_read_as_the_loader_reads_it(version: Any, said: str) -> None:
+    # h30b N4: True == 1, so a Catalog with schema_version=True was taken; the loader refuses 'schema_version: true'
+    import numpy
+
+    from planner import load_catalog
+    from planner.api.inputs import catalog_of
+    from planner.core.errors import CatalogError
+
+    if version == "numpy.True_":
+        version = numpy.True_
+    catalog = dataclasses.replace(load_catalog(), schema_version=version)
+    with pytest.raises(CatalogError) as info:
+        catalog_of(catalog)
+    assert str(info.value).startswith(f"the Catalog given: schema_version: {said}"), str(info.value)
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_a_catalogs_numpy_schema_version_comes_back_a_plain_int() -> None:
+    import numpy
+
+    from planner import load_catalog
+    from planner.api.inputs import catalog_of
+
+    catalog = catalog_of(dataclasses.replace(load_catalog(), schema_version=numpy.int64(1)))
+    assert type(catalog.schema_version) is int and catalog.schema_version == 1
 
 
 def test_a_path_objects_class_name_is_shown_escaped_and_clipped() -> None:

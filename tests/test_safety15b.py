@@ -369,8 +369,10 @@ def test_api_arguments_are_refused_as_input_errors() -> None:
     assert said == [
         "scenario.workloads[1]: holds itself (a list inside itself), so it never ends. Pass a mapping or list that "
         "does not contain itself (copy.deepcopy keeps the loop).",
-        "scenario: scenario's __fspath__() returned bytes, not a str. Pass the path as a str or pathlib.Path.",
-        "scenario: scenario's __fspath__() returned bytes, not a str. Pass the path as a str or pathlib.Path.",
+        "scenario: must be a file path (a str or pathlib.Path), not a P whose __fspath__ gives bytes: planner takes "
+        "paths as text. Pass the path as a str or pathlib.Path.",
+        "scenario: must be a file path (a str or pathlib.Path), not a P whose __fspath__ gives bytes: planner takes "
+        "paths as text. Pass the path as a str or pathlib.Path.",
         "estimate() got an unexpected keyword argument 'out': estimate() writes no files, it returns its result. Save "
         "the result yourself (json.dump(result.to_dict(), f)); planner.plan() and planner.compare() take out= for "
         "report files.",

@@ -316,7 +316,8 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     from planner.api.inputs import check_positional
 
     check_positional("compare", extra, "the scenario", "compare(scenario, catalog=catalog)")
-    from planner.api.plans import before_writing, need_name, need_scenario, read_scenario, run_inputs, top_of
+    from planner.api.plans import (before_writing, need_name, need_scenario, read_scenario, run_inputs,
+                                   scenario_arg, top_of)
 
     need_scenario("compare", scenario)
     from planner.core.errors import ScenarioError
@@ -331,6 +332,7 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     top = top_of(top, least=1)
     out, given = resolved_out(out_of(out))  # a path (joined to the current folder now, once: every step goes by it)
     cat = catalog_of(catalog)
+    scenario = scenario_arg(scenario)  # read once: what need_name names is the file read
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block
     need_name(scenario, data, given)
     root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)

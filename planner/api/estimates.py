@@ -19,6 +19,7 @@ from planner.api.inputs import (
     vllm_context_note,
     vllm_headroom,
     workload_keys,
+    workload_paths,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -239,6 +240,7 @@ def estimate(*extra: Any, workload: Any = None, catalog: Any = None, gpu: str | 
     from planner.workload.inputs import OptionError
 
     check_keywords("estimate", options, workload_keys())
+    workload, options = workload_paths(workload, options)  # read once: a gpu_layers='max' fit reads them too
     prompt_tokens = _token_count("--prompt-tokens", prompt_tokens)
     output_tokens = _token_count("--output-tokens", output_tokens)
     # a prompt length given without a context sets it (the request fills it); an output length alone

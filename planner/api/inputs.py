@@ -151,7 +151,7 @@ def _held(value: Any, entry: str) -> list[Any]:
         InputError: naming ``entry``, when the container's own ``items()``, ``__iter__``, ``__getitem__`` or
             ``__len__`` raises any Exception: 'could not be read: RuntimeError: boom' (h28b N1).
     """
-    from planner.core.fieldhints import unreadable_number
+    from planner.core.errors import unreadable_problem
     from planner.core.held import held_items, held_list
 
     try:
@@ -161,9 +161,8 @@ def _held(value: Any, entry: str) -> list[Any]:
     except InputError:
         raise
     except Exception as exc:
-        said = unreadable_number(exc, entry)  # the exception's text, clipped and escaped
         kind = "mapping" if isinstance(value, Mapping) else "list"
-        raise InputError(said.problem.replace("could not be read as a number", f"could not be read as a {kind}"),
+        raise InputError(unreadable_problem(exc, f"a {kind}"),  # the exception's text, clipped and escaped
                          entry=entry or None, hint=f"Pass a plain {'dict' if kind == 'mapping' else 'list'} "
                          "(its own items(), __iter__ or __getitem__ raised).") from None
 
@@ -295,36 +294,70 @@ def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
         if key == "lora_targets" and isinstance(value, str):
             value = lora_target_list(value)
         if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths
-            value = path_text(path_arg(value, "model"))
+            value = path_text(path_arg(value, "model", MODEL_PATH))
         out[key] = value
     return out
 
 
-def path_arg(value: Any, entry: str) -> Any:
-    """A path argument (``scenario``, ``out=``, ``catalog=``, ``model=``, ``workload=``, ``load_catalog(base=)``)
-    read once: an os.PathLike other than a str or a plain pathlib path as the pathlib.Path of the text its
-    ``__fspath__()`` gives, so a later read cannot give another path; one giving bytes, an int or '' as it is
-    (refused later with its own line); any other value as it is.
+#: What each kind of path keyword names, as its messages say it ('must be a file path (a str or pathlib.Path)').
+FILE_PATH, DIR_PATH = "a file path", "a directory path"
+MODEL_PATH = "a path of a config.json or of a folder holding one"
+
+
+def path_arg(value: Any, entry: str, what: str) -> Any:
+    """A path argument (``scenario``, ``workload=``, ``calibration=``, ``model=``, ``out=``, ``catalog=``,
+    ``load_catalog(overlay, base=)``) read once, guarded: the one place a caller's path object is read.
+
+    A ``str`` (a subclass's too) comes back as the plain ``str`` it holds (``str.__str__``: the subclass's own
+    ``__str__`` is never called); an os.PathLike (pathlib.Path included) as the ``pathlib.Path`` of the text its
+    ``__fspath__()`` gives, made a plain ``str`` the same way, so that no later read can give another path or run
+    the caller's code again; one giving '' as '' (refused as empty by the caller, as '' given itself). Any other
+    value (None, bytes, an int, a mapping) comes back as it is, for the caller to take or refuse by its type.
+    Idempotent: a value it gave back is given back the same.
+
+    Args:
+        what: what ``entry`` names, for the message (:data:`FILE_PATH`, :data:`DIR_PATH`, :data:`MODEL_PATH`).
 
     Raises:
-        InputError: naming ``entry``, when ``__fspath__()`` raises (h29a N1).
+        InputError: naming ``entry``, when ``__fspath__()`` raises anything (h29a N1; the exception's text, as
+            planner.core.errors.unreadable_problem says it), or gives anything but a text: bytes (no keyword takes
+            a path of bytes), an int, None, a bytearray, another os.PathLike (h30a N2, h30b N2).
     """
-    from pathlib import PurePath
+    from planner.core.errors import unreadable_problem
 
-    if (not isinstance(value, os.PathLike) or isinstance(value, (str, bytes))
-            or (isinstance(value, PurePath) and type(value).__fspath__ is PurePath.__fspath__)):
+    if isinstance(value, str):
+        return plain_text(value)
+    if not isinstance(value, os.PathLike):
         return value
     try:
+        # os.fspath(value), less its check of the result, which is made below to name what was given
         text = type(value).__fspath__(value)
     except Exception as exc:  # anything a user's __fspath__ raises: the keyword named, no traceback
-        try:
-            said = clip_text(str(exc))
-        except Exception:  # an exception whose text cannot be made
-            said = ""
-        raise InputError(escape_unsafe(f"could not be read as a path: {type(exc).__name__}"
-                                       + (f": {said}" if said else "")), entry=entry,
+        raise InputError(unreadable_problem(exc, "a path"), entry=entry,
                          hint="Pass the path as a str or pathlib.Path.") from None
-    return Path(text) if isinstance(text, str) and text else value
+    if not issubclass(type(text), str):  # by type: an object claiming str through __class__ is none
+        gives = ("bytes: planner takes paths as text" if issubclass(type(text), bytes) else
+                 f"no path: it gives {clip_text(type(text).__name__, 80)}")
+        raise InputError(escape_unsafe(f"must be {what} (a str or pathlib.Path), not a "
+                                       f"{clip_text(type(value).__name__, 80)} whose __fspath__ gives {gives}"),
+                         entry=entry, hint="Pass the path as a str or pathlib.Path.")
+    text = str.__str__(text)  # a str subclass as the text it holds, never through its own __str__
+    return Path(text) if text else text
+
+
+def workload_paths(workload: Any, options: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """``workload=`` and the ``model=`` option with a path object in them read once (:func:`path_arg`), for a
+    function that hands them on (estimate's gpu_layers='max' runs fit on them) and reads them again after.
+
+    Raises:
+        InputError: naming 'workload' or 'model', a path object whose ``__fspath__`` raises or gives no text.
+    """
+    if workload is not None and not isinstance(workload, Mapping):
+        workload = path_arg(workload, "workload", FILE_PATH)
+    model = options.get("model")
+    if isinstance(model, os.PathLike) and not isinstance(model, str):
+        return workload, {**options, "model": path_arg(model, "model", MODEL_PATH)}
+    return workload, dict(options)
 
 
 def path_text(value: os.PathLike) -> Any:
@@ -381,8 +414,7 @@ def catalog_of(catalog: Any = None) -> Catalog:
     if catalog is None:
         return load_catalog(None)
     if isinstance(catalog, (str, os.PathLike)) and not isinstance(catalog, bytes):
-        catalog = plain_text(catalog)  # a str subclass as the path it holds, not its __str__
-        # '' would read the current directory
+        # read once (planner.api.inputs.path_arg); '' would read the current directory
         return load_catalog(dir_path_of(catalog, "catalog", "Give the overlay directory, e.g. catalog='my-catalog', "
                                                             "or None for the shipped catalog"))
     raise InputError(f"catalog must be a Catalog (planner.load_catalog()), an overlay directory or None, not "
@@ -399,7 +431,7 @@ def out_of(out: Any) -> Path | None:
     """
     if out is None:
         return None
-    out = path_arg(plain_text(out), "out")  # a str subclass as the path it holds, not its __str__
+    out = path_arg(out, "out", DIR_PATH)  # a str or pathlib.Path, read once (a str subclass as its text)
     path = dir_path_of(out, "out", "Give a directory for the reports, e.g. out='reports'",
                        empty=" (or '.' for the current directory)")
     # the text as given: Path('./~') prints as '~', but './~' is how a folder named '~' is written on purpose
@@ -425,26 +457,23 @@ def out_of(out: Any) -> Path | None:
     return path
 
 
-def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
-    """A directory argument (``out=``, ``catalog=``) checked as a path: a str or os.PathLike whose text is
-    neither empty nor holds a NUL or a character the file system's encoding cannot write (a lone
-    surrogate such as '\\ud800'; the surrogate escapes of undecodable bytes, '\\udcff', are kept).
+def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "", what: str = DIR_PATH) -> Path:
+    """A directory argument (``out=``, ``catalog=``, ``load_catalog(overlay, base=)``), or with ``what`` another
+    path argument, read once (:func:`path_arg`) and checked as a path: a str or os.PathLike whose text is neither
+    empty nor holds a NUL or a character the file system's encoding cannot write (a lone surrogate such as
+    '\\ud800'; the surrogate escapes of undecodable bytes, '\\udcff', are kept).
+
+    Args:
+        what: what ``entry`` names, for the messages: :data:`DIR_PATH` ('a directory path'), :data:`FILE_PATH`.
 
     Raises:
         InputError: naming ``entry``, with ``hint`` (a sentence without its full stop).
     """
-    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
-        raise InputError(f"must be a directory path (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
+    value = path_arg(value, entry, what)  # a str, a pathlib.Path, or another type, refused here
+    if not isinstance(value, (str, Path)):
+        raise InputError(f"must be {what} (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
                          hint=hint + ".")
-    value = path_arg(value, entry)
-    try:
-        text = os.fspath(value)
-    except TypeError:  # an os.PathLike whose __fspath__ gives neither str nor bytes (an int)
-        raise InputError(f"must be a directory path (a str or pathlib.Path), not a {type(value).__name__} whose "
-                         "__fspath__ gives no path", entry=entry, hint=hint + ".") from None
-    if not isinstance(text, str):
-        raise InputError(f"must be a directory path (a str or pathlib.Path), not a path of {type(text).__name__}",
-                         entry=entry, hint=hint + ".")
+    text = os.fspath(value)  # a plain str: path_arg made it one
     if not text.strip():
         raise InputError("is empty" if not text else f"is blank ({text!r}): a path of spaces alone", entry=entry,
                          hint=hint + empty + ".")
@@ -460,15 +489,12 @@ def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
 
 def file_path_of(value: Any, entry: str, hint: str) -> Path:
     """A file argument (``calibration=``) checked as :func:`dir_path_of` checks a directory: a str or
-    os.PathLike, not empty, without NUL or a character no file name can hold.
+    os.PathLike, read once, not empty, without NUL or a character no file name can hold, naming no folder.
 
     Raises:
         InputError: naming ``entry``, with ``hint`` (a sentence without its full stop).
     """
-    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
-        raise InputError(f"must be a file path (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
-                         hint=hint + ".")
-    path = dir_path_of(value, entry, hint)
+    path = dir_path_of(value, entry, hint, what=FILE_PATH)
     refuse_directory(path, entry, hint)
     return path
 
@@ -577,7 +603,7 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
     if isinstance(workload, Mapping):
         workload = plain_texts(workload, entry="workload")  # a str subclass as its text: what is checked is what is given
         return workload, None, str(workload.get("model", "workload"))
-    workload = path_arg(plain_text(workload), "workload")
+    workload = path_arg(workload, "workload", FILE_PATH)  # a str or pathlib.Path, read once
     if isinstance(workload, str) and ("\n" in workload or "\r" in workload):  # YAML text, not a path
         raise InputError("is YAML text, not a file path: workload= reads a workload file or a mapping",
                          entry="workload", hint="Pass the mapping, e.g. workload=yaml.safe_load(text), or write the text "

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.api.inputs import (catalog_of, check_keywords, check_plain_values, out_of, path_arg, plain_text,
+from planner.api.inputs import (FILE_PATH, catalog_of, check_keywords, check_plain_values, out_of, path_arg,
                                  plain_texts, refuse_directory)
 from planner.core.errors import InputError
 from planner.core.resolved import resolved_out
@@ -172,13 +172,10 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
 
             read_costs(sc.costs, None, sc.workloads)
         return sc, _mapping_text(scenario), scenario
-    scenario = path_arg(plain_text(scenario), "scenario")  # a str subclass's text, not its __str__; read once
+    scenario = path_arg(scenario, "scenario", FILE_PATH)  # a str or pathlib.Path: read once (a str subclass's text)
     if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
         raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",
                          hint="Pass the mapping, e.g. plan(yaml.safe_load(text)), or write the text to a file.")
-    if isinstance(scenario, os.PathLike) and not isinstance(os.fspath(scenario), str):  # bytes: Path() would raise
-        raise InputError(f"scenario's __fspath__() returned {type(os.fspath(scenario)).__name__}, not a str",
-                         entry="scenario", hint="Pass the path as a str or pathlib.Path.")
     if isinstance(scenario, (str, os.PathLike)) and not str(os.fspath(scenario)).strip():  # '' is Path('.')
         raise InputError("is empty: no scenario file is named", entry="scenario",
                          hint="Give a scenario file, e.g. scenarios/qlora-7b-12gb.yaml.")
@@ -196,6 +193,16 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
                                        text=text)
         return result, text, data
     raise InputError(f"scenario must be a file path or a mapping, not {type(scenario).__name__}", entry="scenario")
+
+
+def scenario_arg(scenario: Any) -> Any:
+    """``scenario`` with a path in it read once (:func:`planner.api.inputs.path_arg`: a str or pathlib.Path); a
+    mapping, or a value of another type, as it is (:func:`read_scenario` reads or refuses it).
+
+    Raises:
+        InputError: naming 'scenario', a path object whose ``__fspath__`` raises or gives no text.
+    """
+    return scenario if isinstance(scenario, Mapping) else path_arg(scenario, "scenario", FILE_PATH)
 
 
 def need_name(scenario: Any, data: Mapping[str, Any], out: Any) -> None:
@@ -451,6 +458,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     formats = report_formats(format, api=True) if format is not None else DEFAULT_FORMATS
     top = top_of(top)
     cat = catalog_of(catalog)
+    scenario = scenario_arg(scenario)  # read once: what need_name names is the file read
     sc, text, data = read_scenario(scenario, cat)
     need_name(scenario, data, given)
     # a request the time model cannot shape (tokens_per_request >= context): said at its key, as compare says it

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from planner.core.frozenmap import FrozenMap
+from planner.core.held import held_list
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, plain_number
 from planner.core.names import clip_text, unsafe_problem
@@ -662,29 +663,29 @@ def _file_order_kinds() -> list[str]:
 
 
 def check_catalog(catalog: Any) -> Any:
-    """Run the loader's own checks on a :class:`Catalog` object, as if its entries were read from files:
-    each entry's keys through the same field readers (planner.catalog.schema; sizes and rates given back
-    in bytes, ``'<n> B'``), the same duplicate-id check, each kind's per-entry ``check`` and the checks
-    across lists (``check_merged``: references such as a platform's ``fixed_gpu``). For a Catalog changed
-    in code (``dataclasses.replace`` on :func:`load_catalog` entries) given to the Python API.
+    """Run the loader's own checks on a :class:`Catalog` object, as if its entries were read from files: its
+    schema_version and each entry's keys through the same field readers (planner.catalog.schema; sizes and rates
+    given back in bytes, ``'<n> B'``), the same duplicate-id check, each kind's per-entry ``check`` and the checks
+    across lists (``check_merged``: references such as a platform's ``fixed_gpu``). For a Catalog changed in code
+    (``dataclasses.replace`` on :func:`load_catalog` entries) given to the Python API.
 
     Returns:
-        the Catalog with each entry's values as the field readers give them: a number of another
-        numeric type that holds the same value (``numpy.float64(329.0)``, ``Decimal(16)``,
-        ``Fraction(1499)``, ``12884901888.0`` bytes) as the plain int or float the loader would build,
-        so that nothing downstream meets a type a file never gives.
+        the Catalog with each value as the field readers give it: a number of another numeric type that holds the
+        same value (``numpy.float64(329.0)``, ``Decimal(16)``, ``Fraction(1499)``, ``12884901888.0`` bytes) as the
+        plain int or float the loader would build, so that nothing downstream meets a type a file never gives.
 
     Raises:
-        CatalogError: the loader's one line, naming the list, the entry and the field
-            (``the Catalog given: gpus[3] (rtx-4090).vendor: ...``).
+        CatalogError: one line naming the list, the entry and the field ('the Catalog given: gpus[3] (rtx-4090).vendor').
     """
     import dataclasses
 
-    from planner.core.held import held_list
-
-    if getattr(catalog, "schema_version", None) != SCHEMA_VERSION:
-        raise CatalogError(f"version {getattr(catalog, 'schema_version', None)!r} is not supported",
-                           entry="the Catalog given: schema_version", hint=f"It is {SCHEMA_VERSION}.")
+    version = getattr(catalog, "schema_version", None)
+    try:  # read as a file's is (a bool, numpy's too, is no number: h30b N4), then judged
+        version = Entry({"schema_version": version}, file=None, path="", error=CatalogError).int("schema_version")
+        if version != SCHEMA_VERSION:
+            raise CatalogError(f"version {version!r} is not supported", hint=f"It is {SCHEMA_VERSION}.")
+    except CatalogError as exc:
+        raise CatalogError(exc.problem, entry="the Catalog given: schema_version", hint=exc.hint) from None
     store = _Store()
     lists = {"generations": "pcie"}
     for kind in _file_order_kinds():
@@ -733,8 +734,7 @@ def check_catalog(catalog: Any) -> Any:
             entries.append(dataclasses.replace(given, **{f.name: getattr(built, f.name) for f in dataclasses.fields(given)
                                                          if f.init and f.name not in _NOT_FROM_KEYS}))
         normal[attr] = tuple(entries)
-    out = dataclasses.replace(catalog, **normal, sources=sources)  # plain tuples of the entries stored
-    return out
+    return dataclasses.replace(catalog, **normal, sources=sources, schema_version=version)  # as the loader builds it
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -761,10 +761,10 @@ def _plain_values(value: Any) -> Any:
 
 
 def _check_derived(catalog: Any) -> None:
-    """Check what :func:`load_catalog` derives rather than reads (for :func:`check_catalog`): ``files``
-    must be the files the loader reads for the one or two catalog directories they name (shipped or
-    ``base`` first, then the overlay), ``sha256`` their :func:`content_sha256` as those files hold now,
-    ``removed`` what the overlay removes, and ``warnings`` :class:`CatalogWarning` records of plain text.
+    """Check what :func:`load_catalog` derives rather than reads (for :func:`check_catalog`): ``files`` must be
+    the files the loader reads for the one or two catalog directories they name (shipped or ``base`` first, then
+    the overlay), ``sha256`` their :func:`content_sha256` as those files hold now, ``removed`` what the overlay
+    removes, and ``warnings`` :class:`CatalogWarning` records of plain text.
     A catalog built in code has no files (``()``) and no digest (``''``).
 
     Raises:
@@ -841,15 +841,15 @@ _NOT_FROM_KEYS = frozenset({"file", "line", "where"})
 
 
 def _empty(value: Any) -> bool:
-    """None or an empty tuple (a field a file leaves out), tested by identity and type: ``value in (None,
-    ())`` would compare a numpy number with a tuple, which numpy answers with an array."""
+    """None or an empty tuple (a field a file leaves out), tested by identity and type: ``value in (None, ())``
+    would compare a numpy number with a tuple, which numpy answers with an array."""
     return value is None or (isinstance(value, tuple) and not value)
 
 
 def _bytes_text(value: Any, *, per_s: bool, where: str) -> Any:
-    """A size or rate field's value as a file writes it: a whole number of bytes (of any numeric type,
-    12884901888.0 included) as '<n> B' ('<n> B/s'); a finite rate that is no whole number as '<float> B/s';
-    anything but a number as it is, for the field reader to refuse.
+    """A size or rate field's value as a file writes it: a whole number of bytes (of any numeric type, 12884901888.0
+    included) as '<n> B' ('<n> B/s'); a finite rate that is no whole number as '<float> B/s'; anything but a
+    number as it is, for the field reader to refuse.
 
     Raises:
         CatalogError: a number that is no size or rate in bytes (a fraction of a byte, NaN, infinite), at

@@ -34,6 +34,26 @@ def escaped_char(ch: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def unreadable_problem(exc: BaseException, what: str) -> str:
+    """The problem for a caller's object whose own method (``__fspath__``, ``__float__``, ``items()``, ``__iter__``)
+    raised ``exc`` as planner read it: 'could not be read as {what}: RuntimeError: boom', the exception's text on
+    one line, each character Python does not print escaped, clipped to 80 characters; its type alone when its own
+    ``__str__`` raises. The one wording of every guarded read of a caller's object: a path
+    (planner.api.inputs.path_arg), a number (planner.core.fieldhints.plain_number), a mapping or list
+    (planner.api.inputs, planner.core.fields).
+
+    Args:
+        what: what the object was read as, with its article: 'a path', 'a number', 'a mapping', 'a list'.
+    """
+    try:
+        said = "".join(c if c.isprintable() else escaped_char(c) for c in " ".join(str(exc).split()))
+    except Exception:  # an exception whose own __str__ (or its text's methods) raise: its type alone
+        said = ""
+    if len(said) > 80:  # as planner.core.names.clip_text cuts it (which imports this module)
+        said = f"{said[:80]}... ({len(said):,} characters)"
+    return f"could not be read as {what}: {type(exc).__name__}" + (f": {said}" if said else "")
+
+
 class PlannerError(Exception):
     """Base class of every error the planner raises on purpose."""
 

@@ -602,17 +602,11 @@ def plain_number(value: Any, entry: str | None = None) -> Any:
 
 def unreadable_number(exc: BaseException, entry: str | None = None) -> UnreadableNumber:
     """The error for a caller's value whose own conversion raised ``exc``: 'could not be read as a number:
-    RuntimeError: boom' (the exception's text clipped to one short line), naming ``entry``."""
-    from planner.core.errors import escaped_char
-    from planner.core.names import clip_text
+    RuntimeError: boom' (planner.core.errors.unreadable_problem), naming ``entry``."""
+    from planner.core.errors import unreadable_problem
 
-    try:
-        said = " ".join(str(exc).split())
-    except Exception:  # an exception whose own __str__ raises: its type alone
-        said = ""
-    said = clip_text("".join(c if c.isprintable() else escaped_char(c) for c in said), 80)
-    return UnreadableNumber(f"could not be read as a number: {type(exc).__name__}" + (f": {said}" if said else ""),
-                            entry=entry, hint="Pass an int or a float (its own conversion raised: "
+    return UnreadableNumber(unreadable_problem(exc, "a number"), entry=entry,
+                            hint="Pass an int or a float (its own conversion raised: "
                             "its __int__, __index__ or __float__ must give the number).")
 
 

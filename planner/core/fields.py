@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set as AbstractSet
 from typing import Any
 
-from planner.core.errors import InputError, ScenarioError
+from planner.core.errors import InputError, ScenarioError, unreadable_problem
 from planner.core.escape import XSTRING_ESCAPE, cell_units
 from planner.core.names import (MAX_ECHO_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS, clip_text, may_be_unsafe, name_problem,
                                 text_glyph_problem, unsafe_problem)
@@ -27,7 +27,7 @@ from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT
                                      _bool_note, _choice_note, _num, _date_hint, _digits, _int_hint,
                                      _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _outside_range_hint,
                                      _takes_hint,
-                                     _text_note, plain_number, unreadable_number, UnreadableNumber)
+                                     _text_note, plain_number, UnreadableNumber)
 from planner.core.fieldhints import (ascii_digits, ascii_digits_hint, block_number_hint, shown_number,
                                      whole_number_hint)  # noqa: F401 (re-exported)
 
@@ -244,7 +244,7 @@ class Entry:
             try:
                 value = list(value)
             except Exception as exc:
-                said = unreadable_number(exc).problem.replace("as a number", "as a list")
+                said = unreadable_problem(exc, "a list")
                 raise self.error(said, key, "Pass a plain list (its own __iter__ or __getitem__ raised).") from None
         for i, item in enumerate(value):
             path = f"{where}[{i}]"

@@ -66,11 +66,13 @@ def _pattern_problem(names: Any, prefix: str = "re:") -> str | None:
     compressed-tensors ``re:`` entries; ``prefix`` "": every entry, as Transformers 5 reads
     ``modules_to_not_convert``) that does not compile, or that Python compiles and planner's linear-time
     matcher (RE2, planner.model.linearre: h30b N1, N3) cannot read as Python does (a back-reference, a
-    look-around), in words; or the list when its patterns together are too large for that matcher. An
+    look-around), in words; or the entry that brings the list's patterns over :data:`MAX_PIECES` pieces
+    (planner.model.linearre.pieces), or the list when they compile over its memory budget. An
     entry with no special character is a name as written."""
-    from planner.model.linearre import MAX_MEM_JOINED, joined, unsupported
+    from planner.model.linearre import MAX_MEM, MAX_PIECES, fits, pieces, unsupported
 
-    bodies = []
+    bodies: list[tuple[int, str]] = []
+    total = 0
     for k, item in enumerate(names):
         body = item[len(prefix):] if isinstance(item, str) and item.startswith(prefix) else None
         if body is not None and re.escape(body) != body:
@@ -79,13 +81,20 @@ def _pattern_problem(names: Any, prefix: str = "re:") -> str | None:
             except (re.error, RecursionError, OverflowError) as exc:
                 why = exc.msg if isinstance(exc, re.error) else type(exc).__name__
                 return f"[{k}]: {_shown(item)} is not a regular expression ({why})"
+            total += pieces(body)  # before RE2 reads it: RE2 writes the repeats out first
+            if total > MAX_PIECES:
+                return (f"[{k}]: {_shown(item)} brings the list's patterns to {total:,} pieces with their counted "
+                        f"repeats written out, more than the {MAX_PIECES:,} planner's linear-time matcher (RE2) "
+                        "takes (write fewer or shorter repeats)")
             problem = unsupported(body)
             if problem:
                 return f"[{k}]: {_shown(item)} {problem}"
-            bodies.append(body)
-    if len(joined(bodies)) > 1:
-        return (f" holds {len(bodies):,} patterns that together take more than the {MAX_MEM_JOINED >> 20} MiB "
-                "planner's matcher (RE2) gives them")
+            bodies.append((k, body))
+    if bodies and not fits([body for _, body in bodies]):
+        which = (f"[{bodies[0][0]}]: {_shown(names[bodies[0][0]])} compiles" if len(bodies) == 1
+                 else f" holds {len(bodies):,} patterns that together compile")
+        return (f"{which} larger than the {MAX_MEM >> 20} MiB planner's linear-time matcher (RE2) gives a list "
+                "(write fewer or shorter repeats)")
     return None
 
 

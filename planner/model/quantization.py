@@ -89,11 +89,10 @@ class WeightScheme:
         as Python does is left out (config.json's checks refuse it, planner.model.quant_checks)."""
         if self.method == "fp8":  # Transformers' FineGrainedFP8 reads modules_to_not_convert
             return KeptModules("modules_to_not_convert", self.ignore).matcher()
-        from planner.model.linearre import joined, unsupported
+        from planner.model.linearre import joined
 
         names = frozenset(e for e in self.ignore if not e.startswith("re:"))
-        patterns = joined(e[3:] for e in self.ignore if e.startswith("re:") and _python_re(e[3:])
-                          and unsupported(e[3:]) is None)
+        patterns = joined(e[3:] for e in self.ignore if e.startswith("re:"))
         memo: dict[str, bool] = {}
 
         def ignores(path: str) -> bool:
@@ -158,10 +157,10 @@ class KeptModules:
         # left out (config.json's checks refuse it, planner.model.quant_checks)
         if not self.names:
             return lambda path: False
-        from planner.model.linearre import any_part, joined, unsupported
+        from planner.model.linearre import any_part, joined
 
         part = any_part(self.names)
-        alone = joined(n for n in self.names if re.escape(n) != n and _python_re(n) and unsupported(n) is None)
+        alone = joined(n for n in self.names if re.escape(n) != n)
         memo: dict[str, bool] = {}
 
         def keeps(path: str) -> bool:
@@ -169,15 +168,6 @@ class KeptModules:
                 memo[path] = part.search(path) is not None or any(p.match(path) is not None for p in alone)
             return memo[path]
         return keeps
-
-
-def _python_re(pattern: str) -> bool:
-    """Whether Python's ``re`` compiles ``pattern`` (what Transformers and compressed-tensors read)."""
-    try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
-        return False
-    return True
 
 
 #: The key listing a checkpoint's unquantized modules, by quant_method.

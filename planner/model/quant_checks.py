@@ -6,8 +6,9 @@ MXFP4 ``modules_to_not_convert``, bitsandbytes ``llm_int8_skip_modules``, compre
 ``ignore``; GPTQ's ``modules_in_block_to_quantize`` lists the quantized ones, a list of lists),
 lists of more than :data:`MAX_NAMES` entries or an entry of more than :data:`MAX_NAME_CHARS` characters
 (h29b N2), entries read as regular expressions (compressed-tensors ``re:`` patterns; every AWQ / FP8 / MXFP4 /
-bitsandbytes entry, as Transformers 5 reads them) that are none (h29b M4) or could take exponential time to
-match (h29b N1: :func:`_slow_pattern`), ``config_groups`` ``targets``
+bitsandbytes entry, as Transformers 5 reads them) that are none (h29b M4) or that planner's linear-time
+matcher (RE2; h30b N1 and N3 replaced the pass-29 "exponential time" heuristic) cannot read as Python does
+(a back-reference, a look-around: :func:`_pattern_problem`), ``config_groups`` ``targets``
 that are no list of names, an FP8 ``weight_block_size`` that is not two whole numbers of at least 1,
 a 4-bit AWQ / GPTQ ``group_size`` that does not divide the model's width, and AWQ / GPTQ settings of
 the wrong kind (:func:`_check_settings`). Transformers and
@@ -63,8 +64,15 @@ def _shown(value: Any) -> str:
 def _pattern_problem(names: Any, prefix: str = "re:") -> str | None:
     """The first entry of ``names`` read as a regular expression (those starting with ``prefix``: the
     compressed-tensors ``re:`` entries; ``prefix`` "": every entry, as Transformers 5 reads
-    ``modules_to_not_convert``) that does not compile or could take exponential time to match
-    (:func:`_slow_pattern`), in words. An entry with no special character is a name as written."""
+    ``modules_to_not_convert``) that does not compile, or that Python compiles and planner's linear-time
+    matcher (RE2, planner.model.linearre: h30b N1, N3) cannot read as Python does (a back-reference, a
+    look-around), in words; or the entry that brings the list's patterns over :data:`MAX_PIECES` pieces
+    (planner.model.linearre.pieces), or the list when they compile over its memory budget. An
+    entry with no special character is a name as written."""
+    from planner.model.linearre import MAX_MEM, MAX_PIECES, fits, pieces, unsupported
+
+    bodies: list[tuple[int, str]] = []
+    total = 0
     for k, item in enumerate(names):
         body = item[len(prefix):] if isinstance(item, str) and item.startswith(prefix) else None
         if body is not None and re.escape(body) != body:
@@ -73,58 +81,20 @@ def _pattern_problem(names: Any, prefix: str = "re:") -> str | None:
             except (re.error, RecursionError, OverflowError) as exc:
                 why = exc.msg if isinstance(exc, re.error) else type(exc).__name__
                 return f"[{k}]: {_shown(item)} is not a regular expression ({why})"
-            slow = _slow_pattern(body)
-            if slow:
-                return f"[{k}]: {_shown(item)} {slow}, which could take exponential time to match"
-    return None
-
-
-#: The most repeats (``*``, ``+``, ``{2,}``) one pattern may hold: each more multiplies its matching time by
-#: about the path's length (``.*.*.*!`` takes 30 ms per name on a model of 128 layers, ``.*`` eight times
-#: seconds per module); ``re:.*vision.*`` and ``model.layers.*.self_attn`` hold two and one.
-MAX_REPEATS = 2
-
-
-def _slow_pattern(pattern: str) -> str | None:
-    """Why ``pattern`` (which compiles) could take Python's backtracking matcher time exponential in the
-    text's length (ReDoS, h29b N1), in words, or None: it repeats (``*``, ``+``, ``{2,}``) a part that itself
-    holds a repeat or an alternation (``(a+)+``, ``(.|.)*``, ``(a*)*``, ``(?:x+){2,}``), or holds more than
-    :data:`MAX_REPEATS` repeats. Module-list patterns have no need for either. An alternation of single
-    characters (``(a|b)*``) is read as a character class and passes."""
-    try:
-        from re import _parser as parser  # Python 3.11+
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse as parser  # type: ignore[no-redef]
-    repeats = {parser.MAX_REPEAT, parser.MIN_REPEAT} | ({parser.POSSESSIVE_REPEAT}
-                                                         if hasattr(parser, "POSSESSIVE_REPEAT") else set())
-    count = 0
-
-    def walk(items: Any, inside: bool) -> bool:
-        nonlocal count
-        for op, av in items:
-            if op in repeats:
-                if inside:
-                    return True
-                count += av[1] > 1
-                if walk(av[2], av[1] > 1):
-                    return True
-                continue
-            if op == parser.BRANCH and inside:
-                return True
-            for part in av if isinstance(av, (tuple, list)) else ():
-                subs = part if isinstance(part, list) else [part]
-                if any(isinstance(sub, parser.SubPattern) and walk(sub, inside) for sub in subs):
-                    return True
-        return False
-
-    try:
-        nested = walk(parser.parse(pattern), False)
-    except (re.error, RecursionError, OverflowError):  # pragma: no cover - compiled before
-        return None
-    if nested:
-        return "repeats a group that itself holds a repeat or an alternative (as in (a+)+ or (.|.)*)"
-    if count > MAX_REPEATS:
-        return f"holds {count} repeats (*, + or {{n,}}), more than the {MAX_REPEATS} read"
+            total += pieces(body)  # before RE2 reads it: RE2 writes the repeats out first
+            if total > MAX_PIECES:
+                return (f"[{k}]: {_shown(item)} brings the list's patterns to {total:,} pieces with their counted "
+                        f"repeats written out, more than the {MAX_PIECES:,} planner's linear-time matcher (RE2) "
+                        "takes (write fewer or shorter repeats)")
+            problem = unsupported(body)
+            if problem:
+                return f"[{k}]: {_shown(item)} {problem}"
+            bodies.append((k, body))
+    if bodies and not fits([body for _, body in bodies]):
+        which = (f"[{bodies[0][0]}]: {_shown(names[bodies[0][0]])} compiles" if len(bodies) == 1
+                 else f" holds {len(bodies):,} patterns that together compile")
+        return (f"{which} larger than the {MAX_MEM >> 20} MiB planner's linear-time matcher (RE2) gives a list "
+                "(write fewer or shorter repeats)")
     return None
 
 

@@ -83,18 +83,22 @@ class WeightScheme:
         return self.ignorer()(path)
 
     def ignorer(self) -> Callable[[str], bool]:
-        """:meth:`ignores` as a function that compiles each ``re:`` entry once and matches each path once
-        (a memo of its own, per call of this method: h29b N2, a long list against a deep model)."""
+        """:meth:`ignores` as a function that compiles the ``re:`` entries once, joined into one RE2 pattern
+        (planner.model.linearre: linear time, h30b N1), and matches each path once (a memo of its own, per
+        call of this method: h29b N2, a long list against a deep model). An ``re:`` entry RE2 cannot read
+        as Python does is left out (config.json's checks refuse it, planner.model.quant_checks)."""
         if self.method == "fp8":  # Transformers' FineGrainedFP8 reads modules_to_not_convert
             return KeptModules("modules_to_not_convert", self.ignore).matcher()
+        from planner.model.linearre import joined
+
         names = frozenset(e for e in self.ignore if not e.startswith("re:"))
-        patterns = [re.compile(e[3:]) for e in self.ignore if e.startswith("re:")]
+        patterns = joined(e[3:] for e in self.ignore if e.startswith("re:"))
         memo: dict[str, bool] = {}
 
         def ignores(path: str) -> bool:
             if path not in memo:
                 memo[path] = (path in names or path.rpartition(".")[2] in names
-                              or any(p.match(path) for p in patterns))
+                              or any(p.match(path) is not None for p in patterns))
             return memo[path]
         return ignores
 
@@ -132,9 +136,9 @@ class KeptModules:
         return self.matcher()(path)
 
     def matcher(self) -> Callable[[str], bool]:
-        """:meth:`keeps` as a function that compiles the entries once and matches each path once (a memo of its
-        own, per call of this method: h29b N2, 1,000 names overflowed ``re``'s cache when each name and path
-        was compiled and matched alone).
+        """:meth:`keeps` as a function that compiles the entries once (RE2, planner.model.linearre: linear time,
+        h30b N1, N3) and matches each path once (a memo of its own, per call of this method: h29b N2, 1,000 names
+        overflowed ``re``'s cache when each name and path was compiled and matched alone).
 
         The rule, entry by entry (GPTQ's ``only`` aside: a module is kept unless its path ends with an entry,
         optimum ``GPTQQuantizer.convert_model``'s ``name.endswith(layer)``): an entry names the module when it is
@@ -147,27 +151,16 @@ class KeptModules:
         if self.only:
             ends = tuple(self.names)
             return lambda path: not path.endswith(ends)
-        # one search for any name as a part of the path; one match from the start for the patterns
-        # without a group (no back-reference or inline flag can tell them apart when joined: each is
-        # wrapped as written), the others one by one; a name with no special character is no pattern
+        # one search for any name as a part of the path; one match from the start for the patterns, joined
+        # into one RE2 (linear time, h30b N1, N3); an entry with no special character is no pattern, one
+        # that Python's re does not compile is read as text only, one RE2 cannot read as Python does is
+        # left out (config.json's checks refuse it, planner.model.quant_checks)
         if not self.names:
             return lambda path: False
-        part = re.compile("|".join(map(re.escape, self.names)))
-        joined: list[str] = []
-        alone: list[re.Pattern[str]] = []
-        for n in self.names:
-            if re.escape(n) == n:
-                continue
-            try:
-                compiled = re.compile(n)
-            except re.error:  # no regular expression: read as text only (the part search above)
-                continue
-            if "(" in n:
-                alone.append(compiled)
-            else:
-                joined.append(n)
-        if joined:
-            alone.insert(0, re.compile("|".join(f"(?:{n})" for n in joined)))
+        from planner.model.linearre import any_part, joined
+
+        part = any_part(self.names)
+        alone = joined(n for n in self.names if re.escape(n) != n)
         memo: dict[str, bool] = {}
 
         def keeps(path: str) -> bool:

@@ -76,14 +76,29 @@ _WHAT = (("invalid escape sequence: \\Z", "uses \\Z (a module path ends at $ the
          ("pattern too large", "compiles larger than the matcher's budget"))
 
 
+def posix_class(pattern: str) -> str | None:
+    """Why a pattern holding a POSIX class (``[[:alpha:]]``) is refused, or None: RE2 reads it as a class, Python's
+    ``re`` as the characters it lists (and warns "Possible nested set"), so the check runs before Python compiles
+    the pattern."""
+    if re.search(r"\[:[A-Za-z]+:\]", pattern):
+        return ("writes a POSIX class such as [:alpha:], which planner's linear-time matcher (RE2) reads as a class "
+                "and Python's re as the characters it lists (write the characters, e.g. [A-Za-z]); Transformers "
+                "reads it with Python's re")
+    return None
+
+
 def unsupported(pattern: str) -> str | None:
     """Why RE2 cannot match ``pattern`` (one Python's ``re`` compiles) as Python does, in words ending in
     "...; Transformers reads it with Python's re", or None when it can. A back-reference (``\\1``,
     ``(?P=x)``) or a look-around is read by Python alone; ``{,n}`` (Python 3.11's ``{0,n}``) RE2 reads
-    as text, so it is refused too. Only RE2's parser runs (a budget of no memory stops it before it
+    as text, and ``[:alpha:]`` inside a class as a POSIX class (Python: the characters listed), so both are
+    refused too. Only RE2's parser runs (a budget of no memory stops it before it
     compiles), so this takes time linear in the pattern's length; its size is told by :func:`joined`."""
     import re2
 
+    posix = posix_class(pattern)
+    if posix:
+        return posix
     if re.search(r"\{,[0-9]*\}", pattern):
         return ("writes a repeat as {,n}, which planner's linear-time matcher (RE2) reads as text (write {0,n}); "
                 "Transformers reads it with Python's re")

@@ -69,13 +69,16 @@ def _pattern_problem(names: Any, prefix: str = "re:") -> str | None:
     look-around), in words; or the entry that brings the list's patterns over :data:`MAX_PIECES` pieces
     (planner.model.linearre.pieces), or the list when they compile over its memory budget. An
     entry with no special character is a name as written."""
-    from planner.model.linearre import MAX_MEM, MAX_PIECES, fits, pieces, unsupported
+    from planner.model.linearre import MAX_MEM, MAX_PIECES, fits, pieces, posix_class, unsupported
 
     bodies: list[tuple[int, str]] = []
     total = 0
     for k, item in enumerate(names):
         body = item[len(prefix):] if isinstance(item, str) and item.startswith(prefix) else None
         if body is not None and re.escape(body) != body:
+            posix = posix_class(body)  # before Python compiles it, which would warn "Possible nested set"
+            if posix:
+                return f"[{k}]: {_shown(item)} {posix}"
             try:
                 re.compile(body)
             except (re.error, RecursionError, OverflowError) as exc:

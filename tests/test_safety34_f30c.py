@@ -30,28 +30,12 @@ from planner.model.architecture import from_hf_config
 from planner.model.linearre import MAX_PIECES, joined, pieces
 from planner.model.quant_checks import _pattern_problem
 from planner.model.quantization import KeptModules, WeightScheme, kept_modules
+# the small Llama (2 layers, width 512; _deep(n): n layers) and the quantization_config stems of pass 29's tests
+from tests.test_safety31_f29a import _LLAMA, AWQ, BNB, FP8, _ct, _deep
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# A small Llama (2 layers, width 512); _deep(n) gives it n layers.
-_LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 512, "num_hidden_layers": 2,
-          "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 1536, "vocab_size": 1000,
-          "max_position_embeddings": 4096, "rms_norm_eps": 1e-5, "hidden_act": "silu", "torch_dtype": "bfloat16",
-          "tie_word_embeddings": False}
-AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
-BNB = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
-FP8 = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
 OPTIONAL = ".?" * 30 + "Z"  # Python's re: about 2^30 steps on a path without a 'Z'
-
-
-def _deep(layers: int) -> dict:
-    return dict(_LLAMA, num_hidden_layers=layers)
-
-
-def _ct(ignore) -> dict:
-    w = {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group", "group_size": 128}
-    return {"quant_method": "compressed-tensors", "format": "pack-quantized",
-            "config_groups": {"group_0": {"targets": ["Linear"], "weights": w}}, "ignore": ignore}
 
 
 def _paths(arch) -> list[str]:

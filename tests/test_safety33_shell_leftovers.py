@@ -33,6 +33,15 @@ _LOCAL = "Give --out a local folder's path, e.g. --out reports."
               "folder's name", _LOCAL),
     ("-rf", "begins with '-', so every command given the folder later would read its name as options",
      "Write --out './-rf'."),
+    # h31a m1: a quoted brace expansion, and quotes a config file left in
+    ("{a,b}", "holds '{a,b}', a brace expansion the shell left as written (it was quoted), so it would be part of "
+              "a folder's name", _LOCAL),
+    ("x{1..3}", "holds '{1..3}', a brace expansion the shell left as written (it was quoted), so it would be part "
+                "of a folder's name", _LOCAL),
+    ('"r"', "is wrapped in double quotes, which a config file or a second quoting left in, so they would be part "
+            "of the folder's name", "Write --out 'r'."),
+    ("'r'", "is wrapped in single quotes, which a config file or a second quoting left in, so they would be part "
+            "of the folder's name", "Write --out 'r'."),
 ])
 def test_a_shell_leftover_as_out_is_refused_before_anything_is_made(tmp_path, monkeypatch, out, said, hint):
     from planner.cli.main import main
@@ -63,8 +72,35 @@ def test_a_path_that_exists_is_the_users_own(tmp_path, monkeypatch, out):
     assert shell_leftover_problem(out) is None
 
 
-@pytest.mark.parametrize("out", ["reports", "./-rf", "./~", "~/reports", "a~b/c", "r/100%", "run:2/z", "/tmp/o"])
+@pytest.mark.parametrize("out", ["reports", "./-rf", "./~", "~/reports", "a~b/c", "r/100%", "run:2/z", "/tmp/o",
+                                 "a{b}", "r{1}", '"', "it's"])
 def test_ordinary_paths_pass(out):
     # './-rf' is how a folder named '-rf' is written on purpose; a leading '~' is the caller's to say; 'run:2' has
     # more than one letter before the colon, so no drive
     assert shell_leftover_problem(out) is None
+
+
+@pytest.mark.parametrize("out, said, folder", [("~+", "~", "~+"), ("$env:TEMP\\r", "$env:TEMP", "$env:TEMP\\r"),
+                                               ("${HOME}x/r", "${HOME}", "${HOME}x")])
+def test_an_unexpanded_start_names_the_word_and_the_folder_it_would_make(tmp_path, monkeypatch, out, said, folder):
+    # h31a m1: '~+' would make a folder '~+', not '~'; PowerShell's '$env:TEMP' is the variable, not the whole value
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", _SCENARIO, "--out", out, "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.output == (f"Error: --out: {out!r} begins with {said!r}, which the shell did not expand (it was quoted), "
+                        f"so it would name a folder {folder!r} in the current directory. Write it unquoted (--out "
+                        f"{out}), or give the path itself.\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_api_names_the_folder_a_tilde_word_would_make(tmp_path, monkeypatch):
+    from planner import plan
+    from planner.core.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as info:
+        plan(_SCENARIO, out="~+/r", format="md")
+    assert "out='~+/r' begins with '~', which Python does not expand, so it would name a folder '~+' in the " \
+           "current directory" in str(info.value)

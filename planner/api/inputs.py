@@ -437,8 +437,9 @@ def out_of(out: Any) -> Path | None:
     # the text as given: Path('./~') prints as '~', but './~' is how a folder named '~' is written on purpose
     if os.fspath(out).startswith("~"):  # Python expands no '~': it would name a folder '~' in the current directory
         text = os.fspath(out)  # the path, not a PathLike object's repr
+        folder = escape_unsafe(repr(text.split("/", 1)[0]))  # '~', or '~+' / '~user' (h31a m1)
         raise InputError(f"out={escape_unsafe(repr(text))} begins with '~', which Python does not expand, so it would "
-                         "name a folder '~' in the current directory", entry="out",
+                         f"name a folder {folder} in the current directory", entry="out",
                          hint=f"Expand it first: out=os.path.expanduser({escape_unsafe(repr(text))}).")
     from planner.core.outpath import out_path_problem
 

@@ -437,10 +437,13 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
                            "Give --json to print the result on standard output, or w" if json_flag else "W")
                         + f"rite --out ./- for a {kind} named '-'.", ctx)
     if text.startswith("~") or re.match(r"\$\{?[A-Za-z_]", text):
-        # a quoted '~/rep' or '$HOME/rep' reaches planner unexpanded: the folder would be named '~' or '$HOME' here
-        said = "~" if text.startswith("~") else text.split("/", 1)[0]
+        # a quoted '~/rep' or '$HOME/rep' reaches planner unexpanded: the folder would be named '~' or '$HOME' here;
+        # PowerShell's '$env:TEMP' is one variable too (h31a m1)
+        said = "~" if text.startswith("~") else \
+            re.match(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?(?::[A-Za-z_][A-Za-z_0-9]*)?", text).group()
+        folder = text.split("/", 1)[0]
         raise LineError(f"--out: {text!r} begins with {said!r}, which the shell did not expand (it was quoted), so "
-                        f"it would name a folder {said!r} in the current directory. Write it unquoted (--out "
+                        f"it would name a folder {folder!r} in the current directory. Write it unquoted (--out "
                         f"{text}), or give the path itself.", ctx)
     if (m := UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
         raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "

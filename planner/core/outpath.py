@@ -140,6 +140,8 @@ def out_path_problem(text: str) -> tuple[str, str | None] | None:
     return url_problem(text) or shell_leftover_problem(text) or dotdot_problem(text)
 
 
+#: A shell's brace expansion ('{a,b}', 'x{1..3}'), which bash makes into several words unless it is quoted.
+_BRACES = re.compile(r"\{[^{}/]*(?:,|\.\.)[^{}/]*\}")
 #: A cmd.exe variable ('%USERPROFILE%'), which no POSIX shell or Python expands.
 _CMD_VARIABLE = re.compile(r"%[A-Za-z_][A-Za-z0-9_()]*%")
 
@@ -153,6 +155,8 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
     - a folder named '~' after a folder name ('reports/~'): a shell expands '~' only at a word's start, and a
       folder named '~' is one a later ``rm -r ~`` mistakes for the home folder (no path meant; './~' is how
       such a folder is named on purpose);
+    - a brace expansion ('{a,b}', 'x{1..3}': quoted, so the shell made no words of it; no path meant);
+    - quotes around the whole path ('"r"', as a config file or a second quoting passes it; meant: 'r');
     - a '*', '?' or '[' (a pattern the shell left as it was because it matched nothing; no path meant);
     - a first name beginning with '-' ('-rf'): every later command reads it as options (meant: './-rf')."""
     if not text or os.path.lexists(text):
@@ -170,6 +174,14 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
     if any(p == "~" and parts[i - 1] != "." for i, p in enumerate(parts) if i):  # './~' names one on purpose
         return ("has a folder named '~' after the first (a shell expands '~' only at the start of a word), a folder "
                 "that a later 'rm -r ~' would take for the home folder", None)
+    brace = _BRACES.search(text)
+    if brace is not None:
+        return (f"holds {escape_unsafe(repr(brace.group()))}, a brace expansion the shell left as written (it was "
+                "quoted), so it would be part of a folder's name", None)
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        kind = "double" if text[0] == '"' else "single"
+        return (f"is wrapped in {kind} quotes, which a config file or a second quoting left in, so they would be part "
+                "of the folder's name", text[1:-1])
     glob = next((ch for ch in "*?[" if ch in text), None)
     if glob is not None:
         return (f"holds {glob!r}, a shell pattern that matched no file and was left as written, so it would be part "

@@ -80,7 +80,7 @@ def test_ordinary_paths_pass(out):
     assert shell_leftover_problem(out) is None
 
 
-@pytest.mark.parametrize("out, said, folder", [("~+", "~", "~+"), ("$env:TEMP\\r", "$env:TEMP", "$env:TEMP\\r"),
+@pytest.mark.parametrize("out, said, folder", [("~+", "~+", "~+"), ("~root/x", "~root", "~root"), ("~/r", "~", "~"), ("$env:TEMP\\r", "$env:TEMP", "$env:TEMP\\r"),
                                                ("${HOME}x/r", "${HOME}", "${HOME}x")])
 def test_an_unexpanded_start_names_the_word_and_the_folder_it_would_make(tmp_path, monkeypatch, out, said, folder):
     # h31a m1: '~+' would make a folder '~+', not '~'; PowerShell's '$env:TEMP' is the variable, not the whole value
@@ -104,3 +104,16 @@ def test_the_api_names_the_folder_a_tilde_word_would_make(tmp_path, monkeypatch)
         plan(_SCENARIO, out="~+/r", format="md")
     assert "out='~+/r' begins with '~', which Python does not expand, so it would name a folder '~+' in the " \
            "current directory" in str(info.value)
+
+
+def test_a_tilde_word_of_no_user_is_said_so(tmp_path, monkeypatch):
+    # h31b M3: a shell leaves '~nosuchuser/x' as written, quoted or not: "write it unquoted" would not help
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", _SCENARIO, "--out", "~nosuchuser9x/x", "--format", "md"])
+    assert r.exit_code == 2, r.output
+    assert r.output == ("Error: --out: '~nosuchuser9x/x' begins with '~nosuchuser9x', but no user 'nosuchuser9x' is "
+                        "known here, so it would name a folder '~nosuchuser9x' in the current directory. Give the "
+                        "path itself.\n")
+    assert os.listdir(tmp_path) == []

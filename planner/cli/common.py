@@ -439,9 +439,12 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
     if text.startswith("~") or re.match(r"\$\{?[A-Za-z_]", text):
         # a quoted '~/rep' or '$HOME/rep' reaches planner unexpanded: the folder would be named '~' or '$HOME' here;
         # PowerShell's '$env:TEMP' is one variable too (h31a m1)
-        said = "~" if text.startswith("~") else \
+        said = text.split("/", 1)[0] if text.startswith("~") else \
             re.match(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?(?::[A-Za-z_][A-Za-z_0-9]*)?", text).group()
         folder = text.split("/", 1)[0]
+        if _no_such_user(folder):  # '~nosuchuser/x': the shell leaves it as written too, quoted or not (h31b M3)
+            raise LineError(f"--out: {text!r} begins with {folder!r}, but no user {folder[1:]!r} is known here, so it "
+                            f"would name a folder {folder!r} in the current directory. Give the path itself.", ctx)
         raise LineError(f"--out: {text!r} begins with {said!r}, which the shell did not expand (it was quoted), so "
                         f"it would name a folder {folder!r} in the current directory. Write it unquoted (--out "
                         f"{text}), or give the path itself.", ctx)
@@ -482,6 +485,23 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
     return value
 
 
+
+
+def _no_such_user(word: str) -> bool:
+    """True for a '~name' word (not '~', '~+', '~-') naming no user of this system (``pwd.getpwnam``): a shell
+    leaves such a word as written. False where users cannot be looked up (no ``pwd`` module)."""
+    name = word[1:]
+    if not word.startswith("~") or name in ("", "+", "-") or name.lstrip("+-").isdigit():
+        return False
+    try:
+        import pwd
+    except ImportError:  # pragma: no cover - not on POSIX
+        return False
+    try:
+        pwd.getpwnam(name)
+    except (KeyError, ValueError, OSError):
+        return True
+    return False
 
 
 def input_file_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

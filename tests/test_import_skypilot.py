@@ -71,7 +71,7 @@ def test_gcp_rows_sum_the_vm_and_gpu_rows_of_one_zone():
     # the H100 x8 GPU row reads 33.60609 in us-central1 and 78.37241 in us-east4 (VM + GPU: 43.06615 and
     # 87.83247; us-east5 98.92567): 2.3x apart, not list prices, so the Hopper machines are skipped
     assert "gcp-a3-highgpu-8g" not in rows
-    assert res.skipped["a3-highgpu-8g"].startswith("US regions' on-demand prices disagree (2.3x: $43.0662 in "
+    assert res.skipped["a3-highgpu-8g"].startswith("line 33: US regions' on-demand prices disagree (2.3x: $43.0662 in "
                                                    "us-central1")
     assert {"a3-highgpu-1g", "a3-megagpu-8g", "a3-ultragpu-8g"} <= {k for k, v in res.skipped.items()
                                                                     if "disagree" in v}
@@ -117,7 +117,7 @@ def test_region_option():
     # us-west4: VM 0.16533 + L4 x1 0.63077
     assert rows["gcp-g2-standard-4"].usd_per_hour == pytest.approx(0.7961)
     res = import_file(DATA / "gcp" / "vms.csv", region="us-east5")
-    assert res.skipped["g2-standard-4"] == "not offered in region 'us-east5'"
+    assert res.skipped["g2-standard-4"] == "line 65: not offered in region 'us-east5'"  # its first row (h31b M2)
 
 
 def test_provider_detection_and_mapping():

@@ -94,7 +94,7 @@ def test_the_region_case_line_counts_only_rows_written(tmp_path: Path) -> None:
                    "g5.4xlarge,A10G,1,16,64,,1.6,0.6,US-EAST-1,us-east-1a,x86_64")
     result = import_file(path, region="us-east-1")
     assert sorted(r.instance for r in result.rows) == ["g5.4xlarge", "g5.xlarge"]
-    assert result.skipped["G5.2XLARGE"] == "not offered in region 'us-east-1'"
+    assert result.skipped["G5.2XLARGE"] == "line 3: not offered in region 'us-east-1'"  # its row (h31b M2)
     # line 3 (G5.2XLARGE in US-WEST-2) is left out, so only line 4's region is written in lower case
     assert result.region_case_lines == ["4"]
 

@@ -12,9 +12,13 @@ from collections.abc import Mapping, Sequence
 _LINE_REASON = re.compile(r"line ([0-9]+)(?:, |: )(.*)", re.S)
 
 
-#: What a reason says of the row's own values, left out to find its kind: a quoted text (as repr writes it) or a
-#: number ('$0.5' and '$1.5' are one kind of "column Price: ... is not a number"; 1.5 and 2.5 one "a fraction").
-_VALUE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|[0-9][0-9.]*")
+#: What a reason says of the row's own values, left out to find its kind: a quoted text (as repr writes it) with
+#: the count of characters a long one is given ("'11e999' (6 characters)"), or a number with its sign and exponent
+#: and not inside a name ('-8.0', '1e+20'; not the 1 of us-east-1) ('$0.5' and '$1.5' are one kind of "column
+#: Price: ... is not a number"; 1.5 and 2.5 one "a fraction"). Each is shown whole, as the row gives it (h31b M2:
+#: '-8.0' was shown as '8.0', and a count of characters as a stray ', 6').
+_VALUE = re.compile(r"(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")(?: \([0-9,]+ characters\))?"
+                    r"|(?<![\w.-])-?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?")
 
 
 def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3, kinds: int = 24) -> list[str]:

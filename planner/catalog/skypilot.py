@@ -118,6 +118,8 @@ MAX_US_REGION_RATIO = 1.5
 GPU_NAMES = GPU_ALIASES
 GCP_MACHINES = GCP_MACHINE_GPUS
 
+#: A region name as the clouds write them: letters, digits, '-' and '_' (us-east-1, us-central1, eastus, CA-MTL-1).
+_REGION_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?")
 _AZURE_US = re.compile(r"^(east|west|central|northcentral|southcentral|westcentral)us\d?$")
 _AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")  # use1-atl2-az1: a local zone, not a regular AZ
 
@@ -533,20 +535,34 @@ def _foreign_region(region: str) -> str:
             "lookalike of another region)")
 
 
+def _malformed_region(region: str) -> str:
+    """Why a region that is no region name (white space or punctuation in it: 'us east 4') is not imported, with
+    the name it may mean ('us-east-4'): the clouds name regions in letters, digits and '-' (us-east-1,
+    us-central1, eastus)."""
+    guess = "-".join(p for p in re.split(r"[^A-Za-z0-9]+", region) if p)
+    hint = f"; did the file mean {guess!r}?" if guess else ""
+    return (f"the region {_quoted(region)} is no region name (the clouds write them in letters, digits and '-', "
+            f"e.g. us-east-1){hint}")
+
+
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],
           region: str | None) -> Imported | str:
     ascii_zones = [z for z in zs if z.region.isascii()]  # a lookalike region never competes (_foreign_region)
     if not ascii_zones:  # said with the line of the first row (h22b M1)
         return (f"line {zs[0].line}: " if zs[0].line else "") + _foreign_region(zs[0].region)
+    at = f"line {zs[0].line}: " if zs[0].line else ""  # the instance's first row, as every reason names (h31b M2)
     zs = ascii_zones
     if region is not None:
         cands = [z for z in zs if z.region == region_case(provider, region.strip())]  # as _noted writes them
         if not cands:
-            return f"not offered in region {_quoted(region)}"
+            return f"{at}not offered in region {_quoted(region)}"
     else:
         cands = [z for z in zs if is_us(provider, z.region)]
         if not cands:
-            return "not offered in a US region"
+            odd = next((z for z in zs if not _REGION_NAME.fullmatch(z.region)), None)
+            if odd is not None:  # 'us east 4' is no region of any cloud, not one outside the US (h31b M2)
+                return (f"line {odd.line}: " if odd.line else at) + _malformed_region(odd.region)
+            return f"{at}not offered in a US region"
     by_region: dict[str, list[_Zone]] = {}
     for z in cands:
         by_region.setdefault(z.region, []).append(z)
@@ -554,7 +570,7 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
         floor = {reg: min(z.price for z in zs) for reg, zs in by_region.items()}
         lo_reg, hi_reg = min(floor, key=floor.__getitem__), max(floor, key=floor.__getitem__)
         if floor[hi_reg] > MAX_US_REGION_RATIO * floor[lo_reg]:
-            return (f"US regions' on-demand prices disagree ({floor[hi_reg] / floor[lo_reg]:.1f}x: ${floor[lo_reg]:g} "
+            return (f"{at}US regions' on-demand prices disagree ({floor[hi_reg] / floor[lo_reg]:.1f}x: ${floor[lo_reg]:g} "
                     f"in {lo_reg}, ${floor[hi_reg]:g} in {hi_reg}): not list prices; check the provider's pricing "
                     "page, or give --region")
     best = min(by_region, key=lambda reg: (min(z.price for z in by_region[reg]), _regular_spot(by_region[reg]), reg))

@@ -375,6 +375,8 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         raise InputError(f"--out {out_dir} is the --catalog overlay this run reads, and an import never "
                          "replaces its own input", hint=_own_overlay_hint(catalog_dir))
     check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=inputs)
+    if source_text is not None:
+        _check_source_refs(source_text, out)
     _before_import(out, catalog_dir)
     catalog = opts.load_catalog_option(catalog_dir)
     # the --catalog overlay's own GPUs (ids the shipped catalog lacks) are matched by id and name too (h21a m5)
@@ -624,6 +626,37 @@ def _check_source_option(source_text: str, date: str) -> None:
                                  param_hint="--source")
     problem = told[0].replace("than the file says", "than typed")  # the loader's words are about a file
     raise click.BadParameter(f"{problem}; give it without that character, e.g. {example}", param_hint="--source")
+
+
+def _check_source_refs(source_text: str, out: Any) -> None:
+    """Refuse a ``--source`` citing a ``REF:`` id that neither the shipped catalog's SOURCES.md nor OUT/SOURCES.md
+    defines: ``planner catalog check --catalog OUT`` reads those two files (planner.catalog.sources.
+    sources_for_catalog) and would fail the overlay written over it (h31b M1). Checked before anything is written.
+
+    Raises:
+        click.BadParameter: naming --source, the id, the ids close to it and OUT/SOURCES.md.
+    """
+    from pathlib import Path
+
+    from planner.catalog.loader import default_catalog_dir
+    from planner.catalog.sources import SOURCES_FILE, ref_ids, sources_for_catalog
+    from planner.core.errors import close_matches
+    from planner.core.names import clip_text, escape_unsafe
+
+    cited = ref_ids(source_text)
+    if not cited:
+        return
+    known = sources_for_catalog([default_catalog_dir() / "cloud.yaml", Path(out) / "cloud.yaml"])
+    ref = next((r for r in cited if r not in known), None)
+    if ref is None:
+        return
+    close = close_matches(ref, list(known.docs))
+    near = f"did you mean REF:{close[0]}? Otherwise " if close else ""
+    where = escape_unsafe(str(Path(out) / SOURCES_FILE))
+    raise click.BadParameter(f"cites REF:{clip_text(ref, 40)}, which neither the shipped catalog's SOURCES.md nor "
+                             f"{where} defines, so 'planner catalog check' would fail it; {near}"
+                             f"add a row defining it to {where} first, or give the source as plain text",
+                             param_hint="--source")
 
 
 def _default_source(path: str, date: str) -> str:

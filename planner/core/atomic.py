@@ -18,7 +18,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from planner.core.aclxattr import ACL_XATTR, KEPT_MODE_BITS, _acl_of, keep_user_xattrs  # noqa: F401 (re-exported)
@@ -232,7 +232,13 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
             raise DestinationError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
         if st is not None:
             refuse_read_only(path, st)
-        fd, tmp_name = _new_temp(directory, path.name, private=private)
+        from planner.core.stagemark import record_file, record_temp, staging_mark
+
+        # in a report set's staging folder, its mark records the temporary's name before it is made, and the
+        # report's SHA-256 and size before it takes its name: what a killed run left is removed by them alone
+        mark = staging_mark(directory)
+        fd, tmp_name = _new_temp(directory, path.name, private=private,
+                                 before=None if mark is None else (lambda t: record_temp(mark, t)))
         copied = None
         try:
             if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
@@ -247,11 +253,18 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         except BaseException:
             os.close(fd)
             raise
+        import hashlib
+
+        digest = hashlib.sha256()
         with os.fdopen(fd, "wb") as fh:
             for piece in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
                 fh.write(piece)
+                digest.update(piece)
             fh.flush()
             os.fsync(fh.fileno())
+            size = os.fstat(fh.fileno()).st_size
+        if mark is not None:
+            record_file(mark, path.name, digest.hexdigest(), size)
         if expect == ANY:
             os.replace(tmp_name, path)
             tmp_name = None
@@ -372,7 +385,8 @@ def _path_max_bytes(directory: Path) -> int:
         return 4096
 
 
-def _new_temp(directory: Path, name: str, *, private: bool = False) -> tuple[int, str]:
+def _new_temp(directory: Path, name: str, *, private: bool = False,
+              before: Callable[[str], None] | None = None) -> tuple[int, str]:
     """Create a new, empty temporary file beside ``name`` in ``directory``: (open fd, path).
 
     Opened as a plain ``open()`` would create it (mode 0o666, which the kernel reduces by the
@@ -382,15 +396,18 @@ def _new_temp(directory: Path, name: str, *, private: bool = False) -> tuple[int
     open(2)), and a new file is as wide as the folder makes a new file, less group and others' write: the
     kernel reduces 0o644 by the umask or, where the folder has a default ACL, by that ACL (acl(5), "Object
     creation and default ACLs"), as it does a report (h23a m2). The name is hidden and random, as
-    :func:`tempfile.mkstemp` makes it.
+    :func:`tempfile.mkstemp` makes it. ``before``: called with each name before the file is created (a report
+    set's staging mark records it: planner.core.stagemark).
 
     Raises:
-        OSError: the directory cannot be written (FileExistsError after 100 taken names).
+        OSError: the directory cannot be written (FileExistsError after 100 taken names); as ``before`` raises.
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     stem = cut_utf8(name, _TMP_NAME_BYTES)
     for _ in range(100):
         tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(4)}.tmp")
+        if before is not None:
+            before(tmp)
         try:
             return os.open(tmp, flags, 0o644 if private else 0o666), tmp
         except FileExistsError:

@@ -13,12 +13,15 @@ Covers (report h31a):
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from planner.core.reportset import STAGING_MARK, STAGING_PREFIX, ReportSet, _clear_staging
 
@@ -162,3 +165,91 @@ def test_the_hash_is_recorded_before_the_report_takes_its_name_and_the_temporary
         rs.commit()
     assert seen == [("temp", False), ("rename", True)]
     assert (tmp_path / "o" / "a.md").read_text() == "hi\n"
+
+
+# -- m2: out of inodes; the note for a manifest not rewritten after the moves ----------------------------------------
+
+def _statvfs(files: int, favail: int, bavail: int) -> os.statvfs_result:
+    """A statvfs result with ``files`` inodes, ``favail`` of them free, and ``bavail`` free blocks."""
+    # f_bsize, f_frsize, f_blocks, f_bfree, f_bavail, f_files, f_ffree, f_favail, f_flag, f_namemax
+    return os.statvfs_result((4096, 4096, 1000, bavail, bavail, files, favail, favail, 0, 255))
+
+
+def test_enospc_with_free_space_but_no_free_inodes_is_said_as_that(tmp_path: Path, monkeypatch) -> None:
+    from planner.core import atomic
+    from planner.core.errors import OutputError
+
+    full = OSError(errno.ENOSPC, "No space left on device")
+    inodes = ("its file system has no free inodes (no more files can be made there, though 'df -h' may show free "
+              "space; 'df -i' shows it)")
+    monkeypatch.setattr(os, "statvfs", lambda p: _statvfs(files=20, favail=0, bavail=900))
+    assert atomic.full_hint(full, tmp_path / "not" / "made") == (
+        f"The folder can be written, but {inodes}: remove files there, or give --out a folder on another disk.")
+
+    def no_inode(directory, name, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic, "_new_temp", no_inode)
+    with pytest.raises(OutputError) as info:
+        atomic.write_text(tmp_path / "a.md", "x")
+    said = str(info.value)
+    assert said == (f"{tmp_path / 'a.md'}: cannot write (No space left on device): {inodes}. Remove files there, or "
+                    "write to another file system.")
+    # free inodes (or none counted, f_files 0): a full disk, as before
+    for files, favail, bavail in [(20, 3, 0), (0, 0, 900), (20, 0, 0)]:
+        monkeypatch.setattr(os, "statvfs", lambda p: _statvfs(files, favail, bavail))
+        assert atomic.full_hint(full, tmp_path) == ("The folder can be written, but its disk is full: free some "
+                                                    "space, or give --out a folder on another disk.")
+        with pytest.raises(OutputError) as info:
+            atomic.write_text(tmp_path / "a.md", "x")
+        said = str(info.value)
+        assert said.endswith("Check that its directory is writable and the disk has room."), said
+
+
+def _failing_second_manifest(monkeypatch) -> None:
+    """The manifest written after the moves fails (a disk out of inodes then), as planner.core.reportset calls it."""
+    from planner.core import reportset
+    from planner.core.errors import OutputError
+
+    real, calls = reportset.write_manifest, []
+
+    def write_manifest(out_dir: Path, files: dict, notes: list | None = None) -> None:
+        calls.append(files)
+        if len(calls) == 2:
+            raise OutputError(f"{out_dir / reportset.MANIFEST}: cannot write (No space left on device).")
+        real(out_dir, files, notes)
+
+    monkeypatch.setattr(reportset, "write_manifest", write_manifest)
+
+
+def test_the_manifest_note_on_a_new_folder_speaks_of_no_previous_reports(tmp_path: Path, monkeypatch) -> None:
+    from planner.core.atomic import write_text
+    from planner.core.manifest import read_manifest
+
+    out = tmp_path / "new"
+    _failing_second_manifest(monkeypatch)
+    with ReportSet(out, set_name="plan a") as rs:
+        write_text(rs.path("a.md"), "# a\n")
+        rs.commit()
+    assert list(rs.notes) == [f"The reports are in place, and the manifest written before they were moved already "
+                              f"lists them as they are; writing it again failed: {out / '.planner-reports.json'}: "
+                              "cannot write (No space left on device)."]
+    assert read_manifest(out)["a.md"]["sha256"] == [_sha(b"# a\n")]  # as it is: nothing previous in it
+
+
+def test_the_manifest_note_names_a_removed_stale_report_it_still_lists(tmp_path: Path, monkeypatch) -> None:
+    from planner.core.atomic import write_text
+
+    out = tmp_path / "o"
+    with ReportSet(out, set_name="plan a") as rs:
+        write_text(rs.path("a.md"), "# a\n")
+        rs.commit()
+    _failing_second_manifest(monkeypatch)
+    with ReportSet(out, set_name="plan a") as rs:
+        write_text(rs.path("a.csv"), "x\n")
+        rs.remove("a.md")
+        rs.commit()
+    assert list(rs.notes) == [f"The reports are in place, but the manifest was not brought up to date: "
+                              f"{out / '.planner-reports.json'}: cannot write (No space left on device). It still "
+                              "lists the stale report removed (a.md), which the next run into this folder clears."]
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "a.csv"]

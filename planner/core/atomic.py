@@ -78,7 +78,7 @@ def ensure_dir(directory: Path, created: list[Path] | None = None) -> Path:
             raise DestinationError(loop_line(d)) from None
         if disk_full(exc):
             raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
-                              + full_hint(exc)) from None
+                              + full_hint(exc, d)) from None
         raise DestinationError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     return d
@@ -140,10 +140,34 @@ def disk_full(exc: OSError) -> bool:
     return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
-def full_hint(exc: OSError) -> str:
-    """What to do about a full disk or quota (:func:`disk_full`), for an error line."""
+def full_hint(exc: OSError, folder: Path | None = None) -> str:
+    """What to do about a full disk or quota (:func:`disk_full`), for an error line; ``folder``: where the write
+    failed, whose file system may have free space but no free inodes (:func:`no_free_inodes`), said as that."""
+    if folder is not None and no_free_inodes(exc, folder):
+        return (f"The folder can be written, but {NO_INODES}: remove files there, or give --out a folder on another "
+                "disk.")
     what = "your disk quota there is used up" if exc.errno == getattr(errno, "EDQUOT", None) else "its disk is full"
     return f"The folder can be written, but {what}: free some space, or give --out a folder on another disk."
+
+
+#: What ENOSPC means where the file system has free space but no free inodes (:func:`no_free_inodes`).
+NO_INODES = ("its file system has no free inodes (no more files can be made there, though 'df -h' may show free "
+             "space; 'df -i' shows it)")
+
+
+def no_free_inodes(exc: OSError, folder: Path) -> bool:
+    """Whether ``exc`` is ENOSPC on a file system with free blocks but no free inodes (``os.statvfs`` of ``folder``,
+    or of the nearest folder above it that exists: ``f_favail`` 0 of ``f_files`` over 0, ``f_bavail`` over 0); False
+    where that cannot be told (statvfs(3): a file system that counts no inodes gives ``f_files`` 0)."""
+    if exc.errno != errno.ENOSPC:
+        return False
+    for p in (Path(folder), *Path(folder).parents):
+        try:
+            st = os.statvfs(p)
+        except (OSError, ValueError):
+            continue
+        return st.f_files > 0 and st.f_favail == 0 and st.f_bavail > 0
+    return False
 
 
 def gone_folder(shown: Path, exc: OSError) -> str:
@@ -282,6 +306,9 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         if exc.errno == errno.EPERM:  # not the mode: an attribute (chattr +i, +a) on the file or folder (h25a m1)
             raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that file and its "
                               "directory (an immutable or append-only attribute: lsattr), and run again.") from None
+        if no_free_inodes(exc, directory):  # ENOSPC with free space: said as what it is (h31a m2)
+            raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}): {NO_INODES}. Remove files "
+                              "there, or write to another file system.") from None
         raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
                           "and the disk has room.") from None
     finally:

@@ -201,7 +201,7 @@ class ReportSet:
                         raise path_too_long(self.out, exc, self.out) from None
                     line = f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
                     if disk_full(exc):
-                        raise OutputError(line + full_hint(exc)) from None
+                        raise OutputError(line + full_hint(exc, self.out)) from None
                     # the API's words name out= (DestinationError), as ensure_dir's line does
                     raise DestinationError(line + "Give --out a directory that can be written.") from None
         except BaseException as exc:
@@ -329,7 +329,7 @@ class ReportSet:
                 gone = self.out if not os.path.isdir(self.out) else self._staging
                 raise OutputError(f"{gone}: was removed or moved away during the run ({exc.strerror or exc}), so "
                                   "planner could not write there. Check where it went and run again.") from None
-            hint = f" {full_hint(exc)}" if disk_full(exc) else ""
+            hint = f" {full_hint(exc, self.out)}" if disk_full(exc) else ""
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).{hint}") from None
 
     def _record_digests(self, digests: dict[str, str]) -> None:
@@ -342,7 +342,7 @@ class ReportSet:
             with open(self._staging / STAGING_MARK, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"sha256": digests}) + "\n")
         except OSError as exc:
-            hint = f" {full_hint(exc)}" if disk_full(exc) else ""
+            hint = f" {full_hint(exc, self.out)}" if disk_full(exc) else ""
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}); "
                               f"nothing was changed there.{hint}") from None
 
@@ -449,9 +449,7 @@ class ReportSet:
                 except OutputError as exc:
                     # the manifest written before the moves knows every new report (and the previous hashes
                     # beside them): planner still recognises the set, and the next run writes the manifest
-                    self.notes.append(f"The reports are in place, but the manifest was not brought up to date: {exc} "
-                                      "It still lists the previous reports' hashes beside the new ones, which the "
-                                      "next run into this folder clears.")
+                    self.notes.append(_manifest_note(exc, during, after, removed))
                 removed = finish_removal(self, manifest, removed, STAGING_MARK)  # what changed since is kept
                 fsync_dir(self.out)
         except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
@@ -636,6 +634,25 @@ class ReportSet:
                         self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left))
             except OSError:
                 continue
+
+
+def _manifest_note(exc: OutputError, during: dict[str, dict], after: dict[str, dict], removed: list[str]) -> str:
+    """The note for a manifest that could not be written after the moves (``exc``): the one written before them
+    (``during``) is left, and the note says how it differs from the one that should be there (``after``): the
+    previous reports' hashes beside the new ones, the stale reports removed; where it does not (a new folder),
+    that it already lists the reports as they are (h31a m2)."""
+    if during == after:
+        return (f"The reports are in place, and the manifest written before they were moved already lists them as "
+                f"they are; writing it again failed: {exc}")
+    what = []
+    if any(len(e.get("sha256") or []) > 1 for n, e in during.items() if n in after):
+        what.append("the previous reports' hashes beside the new ones")
+    gone = [n for n in removed if n in during]
+    if gone:
+        what.append(f"the stale report{'s' if len(gone) > 1 else ''} removed ({', '.join(gone)})")
+    return (f"The reports are in place, but the manifest was not brought up to date: {exc} It still lists "
+            f"{' and '.join(what) or 'entries planner did not mean to keep'}, which the next run into this folder "
+            "clears.")
 
 
 def _entry(set_name: str, digest: str, size: int, old: dict | None = None) -> dict:

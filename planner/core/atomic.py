@@ -229,7 +229,10 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     POSIX ACL and ``user.*`` extended attributes (:func:`keep_access`; user attributes that cannot be copied
     are said in a line appended to ``notes``), set on the open temporary file before the rename: nothing is ever
     changed by path after it (a path another user swapped for a link in a shared folder). ``private``:
-    the new file is made not writable by its group or others (``fchmod``, before the rename).
+    the new file is made not writable by its group or others (``fchmod``, before the rename). In a report set's
+    staging folder (:func:`planner.core.stagemark.staging_mark`), its mark records the temporary file's name before
+    it is made and the file's SHA-256 and size before the rename, so that a run killed at any instant leaves what
+    the next run can tell it wrote.
 
     ``expect``: a file the caller read and rewrites (``planner calibrate`` adding its GPU to a calibration
     file). A SHA-256 (hex): the new file takes the name by a swap (:func:`planner.core.renames.exchange`)

@@ -3,6 +3,8 @@ and single files are written atomically with byte-capped temporary names (planne
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import stat
@@ -130,8 +132,10 @@ def test_staging_folders_of_a_killed_run_are_removed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     (out / f"{STAGING_PREFIX}dead1234").mkdir(parents=True)
     (out / f"{STAGING_PREFIX}dead1234" / "s.csv").write_text("half")
-    # the mark as planner writes it: its format line, then each name staged there (a JSON string a line)
-    (out / f"{STAGING_PREFIX}dead1234" / STAGING_MARK).write_text('planner staging folder 1\n"s.csv"\n')
+    # the mark as planner writes it: its format line, then each name staged there (a JSON string a line) and, once
+    # that file is complete, its SHA-256 and size (planner.core.stagemark)
+    line = json.dumps({"sha256": {"s.csv": hashlib.sha256(b"half").hexdigest()}, "bytes": {"s.csv": 4}})
+    (out / f"{STAGING_PREFIX}dead1234" / STAGING_MARK).write_text(f'planner staging folder 1\n"s.csv"\n{line}\n')
     with ReportSet(out) as rs:
         write_text(rs.path("s.csv"), "new")
         rs.commit()

@@ -5,6 +5,7 @@ and what planner leaves behind it says."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -198,7 +199,9 @@ def test_a_dead_staging_folder_loses_only_what_its_mark_lists(tmp_path: Path) ->
     out = tmp_path / "k"
     dead = out / f"{STAGING_PREFIX}dead1234"
     dead.mkdir(parents=True)
-    (dead / STAGING_MARK).write_text('planner staging folder 1\n"s.csv"\n')
+    # the name, the temporary's exact name (recorded before it was made), the complete file's SHA-256 and size
+    line = json.dumps({"sha256": {"s.csv": hashlib.sha256(b"half").hexdigest()}, "bytes": {"s.csv": 4}})
+    (dead / STAGING_MARK).write_text(f'planner staging folder 1\n"s.csv"\n{{"tmp": ".s.csv.0123abcd.tmp"}}\n{line}\n')
     (dead / "s.csv").write_text("half")
     (dead / ".s.csv.0123abcd.tmp").write_text("half")
     (dead / "s.md").write_text("not listed")

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import stat
@@ -147,7 +149,10 @@ def _dead(out: Path, files: dict[str, str]) -> Path:
     dead.mkdir()
     for name, text in files.items():
         (dead / name).write_text(text)
-    listed = b"".join(f'"{n}"\n'.encode() for n in files)
+    # each name, then (as planner.core.atomic.write_bytes records it once the file is complete) its SHA-256 and size
+    listed = b"".join(f'"{n}"\n'.encode() + json.dumps({"sha256": {n: hashlib.sha256(t.encode()).hexdigest()},
+                                                         "bytes": {n: len(t.encode())}}).encode() + b"\n"
+                      for n, t in files.items())
     (dead / reportset.STAGING_MARK).write_bytes(reportset._MARK_HEADER + listed)
     return dead
 

@@ -4,8 +4,8 @@ Covers (report h22a N1): a run killed during its moves may leave, under a report
 file the user saved at that name (or an edit saved into a report) that the moves swapped in; the next run removes
 a file there only when its SHA-256 is one the manifest lists or one the stopped run recorded in its staging mark
 for the file it staged (ReportSet._record_digests), and otherwise leaves the folder with a line naming the file.
-A staging folder whose mark holds no hash (the run was killed before its moves: nothing was swapped in) is still
-cleared by name, as before.
+A staging folder whose mark holds no hash for a file (an earlier release's run killed before its moves) is no
+longer cleared by name: that file is left too (pass 31, h31a N1: tests/test_safety35_f31a.py).
 """
 from __future__ import annotations
 
@@ -75,10 +75,12 @@ def test_a_users_edit_under_a_report_name_is_left(tmp_path: Path) -> None:
     assert (dead / "qlora-7b-12gb.md").read_bytes() == staged + b"USER EDIT\n"
 
 
-def test_without_recorded_hashes_the_run_never_moved_and_its_files_go(tmp_path: Path) -> None:
+def test_without_recorded_hashes_a_file_under_a_listed_name_is_left(tmp_path: Path) -> None:
     from planner.core.reportset import _clear_staging
 
-    # killed while writing its reports (before the moves): nothing can have been swapped in
+    # an earlier release's run killed while writing its reports: its mark lists the name only, and the file there
+    # may be one the user saved (h31a N1): planner cannot tell it wrote it, so it is left
     dead = _dead(tmp_path, b"a report half a run wrote\n", recorded=None)
-    assert _clear_staging(dead) == []
-    assert not dead.exists()
+    assert _clear_staging(dead) == ["qlora-7b-12gb.md (not a file planner wrote: no hash in .planner-reports.json or "
+                                    "in the run's staging mark matches, so it may be yours)"]
+    assert (dead / "qlora-7b-12gb.md").read_bytes() == b"a report half a run wrote\n"

@@ -136,12 +136,14 @@ def test_an_ascii_locale_refuses_a_utf8_manifest_in_one_line_cli_and_api(tmp_pat
 # -- m2: a dead staging folder, one verdict under every encoding ----------------------------------------------------
 
 def _dead_staging(out: Path, listed: str, on_disk: bytes, header_extra: str = "") -> Path:
-    """A staging folder as a stopped run leaves it: its mark lists ``listed``; its temporary is named ``on_disk``."""
+    """A staging folder as a stopped run leaves it: its mark lists ``listed`` and its temporary's name (recorded
+    before it was made: planner.core.stagemark); that temporary is named ``on_disk``."""
     folder = out / ".planner-staging-abcd1234"
     folder.mkdir(parents=True, mode=0o700)
     os.chmod(folder, 0o700)
-    (folder / ".planner-staging").write_text("planner staging folder 1\n" + header_extra + json.dumps(listed) + "\n",
-                                             encoding="utf-8")
+    tmp = json.dumps({"tmp": "." + listed + ".5e74b24d.tmp"})
+    (folder / ".planner-staging").write_text("planner staging folder 1\n" + header_extra + json.dumps(listed) + "\n"
+                                             + tmp + "\n", encoding="utf-8")
     with open(os.path.join(os.fsencode(folder), b"." + on_disk + b".5e74b24d.tmp"), "wb") as fh:
         fh.write(b"{}")
     return folder

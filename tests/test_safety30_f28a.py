@@ -13,6 +13,7 @@ name: the same explanation and ``--out .`` hint as a deep ``--out``, naming the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -33,7 +34,9 @@ def _dead_staging(out: Path) -> Path:
     folder = out / _DEAD
     folder.mkdir(parents=True, mode=0o700)
     os.chmod(folder, 0o700)
-    (folder / ".planner-staging").write_text("planner staging folder 1\n" + json.dumps("x.md") + "\n", encoding="utf-8")
+    line = json.dumps({"sha256": {"x.md": hashlib.sha256(b"staged\n").hexdigest()}, "bytes": {"x.md": 7}})
+    (folder / ".planner-staging").write_text("planner staging folder 1\n" + json.dumps("x.md") + "\n" + line + "\n",
+                                             encoding="utf-8")
     (folder / "x.md").write_text("staged\n", encoding="utf-8")
     return folder
 

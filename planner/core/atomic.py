@@ -18,7 +18,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from planner.core.aclxattr import ACL_XATTR, KEPT_MODE_BITS, _acl_of, keep_user_xattrs  # noqa: F401 (re-exported)
@@ -78,7 +78,7 @@ def ensure_dir(directory: Path, created: list[Path] | None = None) -> Path:
             raise DestinationError(loop_line(d)) from None
         if disk_full(exc):
             raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
-                              + full_hint(exc)) from None
+                              + full_hint(exc, d)) from None
         raise DestinationError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     return d
@@ -140,10 +140,34 @@ def disk_full(exc: OSError) -> bool:
     return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
-def full_hint(exc: OSError) -> str:
-    """What to do about a full disk or quota (:func:`disk_full`), for an error line."""
+def full_hint(exc: OSError, folder: Path | None = None) -> str:
+    """What to do about a full disk or quota (:func:`disk_full`), for an error line; ``folder``: where the write
+    failed, whose file system may have free space but no free inodes (:func:`no_free_inodes`), said as that."""
+    if folder is not None and no_free_inodes(exc, folder):
+        return (f"The folder can be written, but {NO_INODES}: remove files there, or give --out a folder on another "
+                "disk.")
     what = "your disk quota there is used up" if exc.errno == getattr(errno, "EDQUOT", None) else "its disk is full"
     return f"The folder can be written, but {what}: free some space, or give --out a folder on another disk."
+
+
+#: What ENOSPC means where the file system has free space but no free inodes (:func:`no_free_inodes`).
+NO_INODES = ("its file system has no free inodes (no more files can be made there, though 'df -h' may show free "
+             "space; 'df -i' shows it)")
+
+
+def no_free_inodes(exc: OSError, folder: Path) -> bool:
+    """Whether ``exc`` is ENOSPC on a file system with free blocks but no free inodes (``os.statvfs`` of ``folder``,
+    or of the nearest folder above it that exists: ``f_favail`` 0 of ``f_files`` over 0, ``f_bavail`` over 0); False
+    where that cannot be told (statvfs(3): a file system that counts no inodes gives ``f_files`` 0)."""
+    if exc.errno != errno.ENOSPC:
+        return False
+    for p in (Path(folder), *Path(folder).parents):
+        try:
+            st = os.statvfs(p)
+        except (OSError, ValueError):
+            continue
+        return st.f_files > 0 and st.f_favail == 0 and st.f_bavail > 0
+    return False
 
 
 def gone_folder(shown: Path, exc: OSError) -> str:
@@ -205,7 +229,10 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     POSIX ACL and ``user.*`` extended attributes (:func:`keep_access`; user attributes that cannot be copied
     are said in a line appended to ``notes``), set on the open temporary file before the rename: nothing is ever
     changed by path after it (a path another user swapped for a link in a shared folder). ``private``:
-    the new file is made not writable by its group or others (``fchmod``, before the rename).
+    the new file is made not writable by its group or others (``fchmod``, before the rename). In a report set's
+    staging folder (:func:`planner.core.stagemark.staging_mark`), its mark records the temporary file's name before
+    it is made and the file's SHA-256 and size before the rename, so that a run killed at any instant leaves what
+    the next run can tell it wrote.
 
     ``expect``: a file the caller read and rewrites (``planner calibrate`` adding its GPU to a calibration
     file). A SHA-256 (hex): the new file takes the name by a swap (:func:`planner.core.renames.exchange`)
@@ -232,7 +259,13 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
             raise DestinationError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
         if st is not None:
             refuse_read_only(path, st)
-        fd, tmp_name = _new_temp(directory, path.name, private=private)
+        from planner.core.stagemark import record_file, record_temp, staging_mark
+
+        # in a report set's staging folder, its mark records the temporary's name before it is made, and the
+        # report's SHA-256 and size before it takes its name: what a killed run left is removed by them alone
+        mark = staging_mark(directory)
+        fd, tmp_name = _new_temp(directory, path.name, private=private,
+                                 before=None if mark is None else (lambda t: record_temp(mark, t)))
         copied = None
         try:
             if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
@@ -247,11 +280,18 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         except BaseException:
             os.close(fd)
             raise
+        import hashlib
+
+        digest = hashlib.sha256()
         with os.fdopen(fd, "wb") as fh:
             for piece in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
                 fh.write(piece)
+                digest.update(piece)
             fh.flush()
             os.fsync(fh.fileno())
+            size = os.fstat(fh.fileno()).st_size
+        if mark is not None:
+            record_file(mark, path.name, digest.hexdigest(), size)
         if expect == ANY:
             os.replace(tmp_name, path)
             tmp_name = None
@@ -269,6 +309,9 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         if exc.errno == errno.EPERM:  # not the mode: an attribute (chattr +i, +a) on the file or folder (h25a m1)
             raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that file and its "
                               "directory (an immutable or append-only attribute: lsattr), and run again.") from None
+        if no_free_inodes(exc, directory):  # ENOSPC with free space: said as what it is (h31a m2)
+            raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}): {NO_INODES}. Remove files "
+                              "there, or write to another file system.") from None
         raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
                           "and the disk has room.") from None
     finally:
@@ -372,7 +415,8 @@ def _path_max_bytes(directory: Path) -> int:
         return 4096
 
 
-def _new_temp(directory: Path, name: str, *, private: bool = False) -> tuple[int, str]:
+def _new_temp(directory: Path, name: str, *, private: bool = False,
+              before: Callable[[str], None] | None = None) -> tuple[int, str]:
     """Create a new, empty temporary file beside ``name`` in ``directory``: (open fd, path).
 
     Opened as a plain ``open()`` would create it (mode 0o666, which the kernel reduces by the
@@ -382,15 +426,18 @@ def _new_temp(directory: Path, name: str, *, private: bool = False) -> tuple[int
     open(2)), and a new file is as wide as the folder makes a new file, less group and others' write: the
     kernel reduces 0o644 by the umask or, where the folder has a default ACL, by that ACL (acl(5), "Object
     creation and default ACLs"), as it does a report (h23a m2). The name is hidden and random, as
-    :func:`tempfile.mkstemp` makes it.
+    :func:`tempfile.mkstemp` makes it. ``before``: called with each name before the file is created (a report
+    set's staging mark records it: planner.core.stagemark).
 
     Raises:
-        OSError: the directory cannot be written (FileExistsError after 100 taken names).
+        OSError: the directory cannot be written (FileExistsError after 100 taken names); as ``before`` raises.
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     stem = cut_utf8(name, _TMP_NAME_BYTES)
     for _ in range(100):
         tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(4)}.tmp")
+        if before is not None:
+            before(tmp)
         try:
             return os.open(tmp, flags, 0o644 if private else 0o666), tmp
         except FileExistsError:

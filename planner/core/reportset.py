@@ -14,9 +14,10 @@ Two runs on one output folder would interleave their files: a run holds an exclu
 to leave behind) while it writes (the with block, not the work before it), and a second run fails at once.
 What a killed run (SIGKILL, power loss) left is cleaned by the next run that holds the lock, but only
 what planner can tell it wrote: in a staging folder, the files its mark (:data:`STAGING_MARK`, written
-by the run that made it) lists, and their temporaries, owned by this user (once its moves began, a file under
-a report's name only when its SHA-256 is one the manifest or the mark records: the moves may have swapped a
-user's file in, :meth:`ReportSet._record_digests`); the folder goes only once
+by the run that made it) records, owned by this user: a file under a listed name only when its SHA-256 is one the
+mark (each staged report's, recorded as soon as it is complete, before it takes its name) or the manifest records,
+a temporary file only when the mark recorded its exact name before it was made (:mod:`planner.core.stagemark`: a
+user's file saved there, or one the moves swapped in, is never removed); the folder goes only once
 that empties it, else it is left and said (:attr:`ReportSet.notes`); the previous files a commit keeps
 there (``N.old``) are listed in the mark before they are made. Planner's own temporary manifests
 (``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
@@ -68,7 +69,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import shutil
 import stat
 import sys
@@ -78,12 +78,11 @@ from pathlib import Path
 from types import TracebackType
 
 from planner.core.atomic import (STAGING_PREFIX, disk_full, ensure_dir, fsync_dir, full_hint,
-                                  _acl_of, keep_access, kept_mode, own_file_sha256, path_too_long, sha256_file)
+                                  _acl_of, keep_access, kept_mode, path_too_long, sha256_file)
 from planner.core.access import give_set_access
 from planner.core.errors import DestinationError, OutputError
-from planner.core.manifest import (DEFAULT_NAME_ENCODING, MANIFEST, MANIFEST_MAX_BYTES, MANIFEST_TMP,
-                                    fs_encoding, is_manifest_tmp, name_encoding, read_manifest,
-                                    recorded_encoding, write_manifest)
+from planner.core.manifest import (MANIFEST, MANIFEST_TMP, is_manifest_tmp, read_manifest, recorded_encoding,
+                                    write_manifest)
 from planner.core.protected import refuse_protected, stream_into_planners_files  # refuse_protected: re-exported
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
@@ -96,10 +95,12 @@ from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
+from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, clear_staging,
+                                    made_by_mkdtemp, named_here, own_stream)
 
-#: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
-STAGING_MARK = ".planner-staging"
-_NO_MARK = "no planner mark"  # what a staging folder without that mark (an empty one) is said to hold
+# the staging mark and the cleanup that goes by it (planner.core.stagemark), under the names tests and modules use
+_NO_MARK, _NOT_REMOVED, _MARK_HEADER, _TMP, _OLD = NO_MARK, NOT_REMOVED, MARK_HEADER, TMP, OLD
+_own_stream, _named_here, _made_by_mkdtemp, _clear_staging = own_stream, named_here, made_by_mkdtemp, clear_staging
 
 
 class ReportSet:
@@ -200,7 +201,7 @@ class ReportSet:
                         raise path_too_long(self.out, exc, self.out) from None
                     line = f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
                     if disk_full(exc):
-                        raise OutputError(line + full_hint(exc)) from None
+                        raise OutputError(line + full_hint(exc, self.out)) from None
                     # the API's words name out= (DestinationError), as ensure_dir's line does
                     raise DestinationError(line + "Give --out a directory that can be written.") from None
         except BaseException as exc:
@@ -328,7 +329,7 @@ class ReportSet:
                 gone = self.out if not os.path.isdir(self.out) else self._staging
                 raise OutputError(f"{gone}: was removed or moved away during the run ({exc.strerror or exc}), so "
                                   "planner could not write there. Check where it went and run again.") from None
-            hint = f" {full_hint(exc)}" if disk_full(exc) else ""
+            hint = f" {full_hint(exc, self.out)}" if disk_full(exc) else ""
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).{hint}") from None
 
     def _record_digests(self, digests: dict[str, str]) -> None:
@@ -341,7 +342,7 @@ class ReportSet:
             with open(self._staging / STAGING_MARK, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"sha256": digests}) + "\n")
         except OSError as exc:
-            hint = f" {full_hint(exc)}" if disk_full(exc) else ""
+            hint = f" {full_hint(exc, self.out)}" if disk_full(exc) else ""
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}); "
                               f"nothing was changed there.{hint}") from None
 
@@ -448,9 +449,7 @@ class ReportSet:
                 except OutputError as exc:
                     # the manifest written before the moves knows every new report (and the previous hashes
                     # beside them): planner still recognises the set, and the next run writes the manifest
-                    self.notes.append(f"The reports are in place, but the manifest was not brought up to date: {exc} "
-                                      "It still lists the previous reports' hashes beside the new ones, which the "
-                                      "next run into this folder clears.")
+                    self.notes.append(_manifest_note(exc, during, after, removed))
                 removed = finish_removal(self, manifest, removed, STAGING_MARK)  # what changed since is kept
                 fsync_dir(self.out)
         except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
@@ -637,6 +636,25 @@ class ReportSet:
                 continue
 
 
+def _manifest_note(exc: OutputError, during: dict[str, dict], after: dict[str, dict], removed: list[str]) -> str:
+    """The note for a manifest that could not be written after the moves (``exc``): the one written before them
+    (``during``) is left, and the note says how it differs from the one that should be there (``after``): the
+    previous reports' hashes beside the new ones, the stale reports removed; where it does not (a new folder),
+    that it already lists the reports as they are (h31a m2)."""
+    if during == after:
+        return (f"The reports are in place, and the manifest written before they were moved already lists them as "
+                f"they are; writing it again failed: {exc}")
+    what = []
+    if any(len(e.get("sha256") or []) > 1 for n, e in during.items() if n in after):
+        what.append("the previous reports' hashes beside the new ones")
+    gone = [n for n in removed if n in during]
+    if gone:
+        what.append(f"the stale report{'s' if len(gone) > 1 else ''} removed ({', '.join(gone)})")
+    return (f"The reports are in place, but the manifest was not brought up to date: {exc} It still lists "
+            f"{' and '.join(what) or 'entries planner did not mean to keep'}, which the next run into this folder "
+            "clears.")
+
+
 def _entry(set_name: str, digest: str, size: int, old: dict | None = None) -> dict:
     """The manifest entry of a report planner moves into place: its SHA-256 and size in bytes first, then (in the
     manifest written before the moves) the previous file's, from ``old``, its entry. The sizes (``bytes``) are
@@ -652,26 +670,6 @@ def _entry(set_name: str, digest: str, size: int, old: dict | None = None) -> di
             and all(type(b) is int for b in before):
         entry["bytes"] = [size, *before][:2]
     return entry
-
-
-#: What :func:`_clear_staging` returns (with the reason after it) when it emptied a folder that would not go.
-_NOT_REMOVED = "(could not be removed: "
-#: The first line of a staging folder's mark; the names staged there follow, one JSON string a line.
-_MARK_HEADER = b"planner staging folder 1\n"
-#: A temporary file beside a staged report: '.' + name + '.' + 8 hex digits + '.tmp' (planner.core.atomic).
-_TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
-
-
-def _made_by_mkdtemp(folder: Path) -> bool:
-    """Whether ``folder`` is as ``tempfile.mkdtemp`` makes planner's staging folders: this user's, mode 0o700,
-    the prefix and 8 random characters (tempfile's _RandomNameSequence: a-z, 0-9 and '_'); a folder the user
-    made by hand under such a name is not removed."""
-    try:
-        st = os.lstat(folder)
-    except OSError:
-        return False
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
-            and re.fullmatch(re.escape(STAGING_PREFIX) + r"[a-z0-9_]{8}", folder.name) is not None)
 
 
 def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> str:
@@ -744,24 +742,6 @@ def lock_held(out: Path, *, here: bool = False) -> str:
             f"fuser -v {quote(shown)} or lsof {quote(shown)}, or give another --out (a private one: chmod 700).")
 
 
-def _own_stream(path: str | Path) -> bool:
-    """Whether ``path`` is this process's standard output or standard error (file descriptor 1 or 2, compared by
-    device and inode): a redirection onto a name like planner's bookkeeping (``>> OUT/..planner-reports.json.
-    XXXXXXXX.tmp``), which the cleanup of a dead run must never take for a leftover and remove."""
-    try:
-        st = os.lstat(path)
-    except (OSError, ValueError):
-        return False
-    for fd in (1, 2):
-        try:
-            s = os.fstat(fd)
-        except OSError:
-            continue
-        if (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino):
-            return True
-    return False
-
-
 def _listed(paths: list[Path]) -> str:
     """'a', 'a and b', 'a, b and c' (as the command line lists files), unsafe characters escaped."""
     names = [escape_unsafe(str(p)) for p in paths]
@@ -795,104 +775,3 @@ def _listed_hashes(out: Path) -> set[str]:
     except OutputError:
         return set()
     return {h for e in manifest.values() for h in (e.get("sha256") or []) if isinstance(h, str)}
-
-
-def _named_here(names: set[str], enc: str) -> set[str]:
-    """``names``, written under the file-system encoding ``enc``, as this run names those files: their bytes in
-    ``enc`` decoded with this run's file-system encoding (``os.fsdecode``, surrogate escapes for bytes it cannot
-    decode)."""
-    if enc == fs_encoding():
-        return set(names)
-    return {os.fsdecode(n.encode(enc, "surrogateescape")) for n in names}
-
-
-#: A previous report the moves kept in the staging folder (planner.core.moves: '<i>.old').
-_OLD = re.compile(r"[0-9]+\.old")
-
-
-def _clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """Remove from a dead staging folder the files planner wrote there (those its mark lists, and their
-    temporaries, regular files owned by this user), then the mark and the folder if nothing else is
-    left. Returns the names left (sorted); [] when the folder is gone. A folder without planner's mark,
-    or whose mark is not this user's, is left whole. A previous report the moves kept there (``<i>.old``)
-    whose SHA-256 is none of ``hashes`` (the manifest's, any name) is left too: a program that held it open
-    may have written to it after the moves (the run was then killed before it could look), and said so."""
-    from planner.core.names import cut_utf8
-
-    mark = folder / STAGING_MARK
-    try:
-        st = os.lstat(mark)
-        if _own_stream(mark):  # this run's standard output or error, made by the shell: not a mark of planner's
-            return [STAGING_MARK]
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MANIFEST_MAX_BYTES:
-            raise OSError
-        lines = mark.read_bytes().split(b"\n")
-        items = [json.loads(x) for x in lines[1:] if x.strip()] if lines[0] + b"\n" == _MARK_HEADER else []
-        listed = {x for x in items if isinstance(x, str)}
-        # the staged files' hashes, recorded before the moves (ReportSet._record_digests): None while none is,
-        # when no move began, so that no user's file can have been swapped in
-        staged = None
-        enc: str | None = DEFAULT_NAME_ENCODING
-        for x in items:
-            if isinstance(x, dict) and set(x) == {"encoding"}:  # the file-system encoding of a run not under UTF-8
-                enc = name_encoding(x["encoding"], listed)
-                if enc is None:
-                    raise ValueError
-            elif isinstance(x, dict):
-                staged = (staged or set()) | {h for h in x["sha256"].values() if isinstance(h, str)}
-            elif not isinstance(x, str):
-                raise TypeError
-    except (OSError, ValueError, TypeError, RecursionError, KeyError, AttributeError):
-        listed = None
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return ["(unreadable)"]
-    if listed is None:
-        if not entries and _made_by_mkdtemp(folder):  # empty, as planner makes one (a run killed after its mark
-            try:                                        # went, or before writing it): nothing to lose
-                os.rmdir(folder)
-                return []
-            except OSError:
-                return [_NO_MARK]
-        if not entries:
-            return [_NO_MARK]
-        return sorted(e.name for e in entries)
-    # the names as this run reads them: the bytes the stopped run wrote, under its encoding, decoded with this
-    # run's (a UTF-8 run's '计划.md' is 'è®¡å\x88\x92.md' under Latin-1), so every locale gives one verdict
-    stems = _named_here({cut_utf8(str(n), 200) for n in listed}, enc)
-    listed = _named_here(listed, enc)
-    left = []
-    for e in entries:
-        if e.name == STAGING_MARK:
-            continue
-        tmp = _TMP.fullmatch(e.name)
-        ours = (e.name in listed or (tmp is not None and tmp.group("stem") in stems)) and not _own_stream(e.path)
-        digest = own_file_sha256(Path(e.path)) if ours and _OLD.fullmatch(e.name) else None
-        if digest is not None and digest not in hashes:
-            left.append(f"{e.name} (a previous report that no hash in {MANIFEST} matches: it may have been written "
-                        "to after planner moved it away)")
-            continue
-        if ours and staged is not None and e.name in listed and not _OLD.fullmatch(e.name) \
-                and e.is_file(follow_symlinks=False):
-            # the moves began: a file under a report's name may be one the user saved there that they swapped in
-            digest = own_file_sha256(Path(e.path))
-            if digest is None or (digest not in hashes and digest not in staged):
-                left.append(f"{e.name} (not a file planner wrote: no hash in {MANIFEST} or in the run's staging "
-                            f"mark matches, so it may be yours, saved at {folder.parent / e.name} while that run "
-                            "moved its reports)")
-                continue
-        try:
-            if ours and e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_uid == os.geteuid():
-                os.unlink(e.path)
-                continue
-        except OSError:
-            pass
-        left.append(e.name)
-    if not left:
-        try:
-            os.unlink(mark)
-            os.rmdir(folder)
-        except OSError as exc:
-            return [f"{_NOT_REMOVED}{exc.strerror or exc})"]
-    return sorted(left)

@@ -1,0 +1,262 @@
+"""A report set's staging mark (``OUT/.planner-staging-XXXXXXXX/.planner-staging``), and the cleanup of a staging
+folder a killed run left, which goes by it (:class:`planner.core.reportset.ReportSet`).
+
+The mark is one line ``planner staging folder 1``, then one JSON value a line, each appended (and the file closed,
+so flushed) before the step it records:
+
+* ``"NAME"``: a name the run writes or keeps there (a report, a previous report ``<i>.old``), listed when the run
+  first asks for it;
+* ``{"encoding": ENC}``: the file-system encoding of a run not under UTF-8;
+* ``{"tmp": ".NAME.XXXXXXXX.tmp"}``: the exact temporary file :func:`planner.core.atomic.write_bytes` is about to
+  create there (recorded before it is created: :func:`record_temp`);
+* ``{"sha256": {NAME: HEX}, "bytes": {NAME: SIZE}}``: a staged report, complete and synced, recorded before it is
+  renamed to its name (:func:`record_file`), so that at any instant every complete staged file's hash is there;
+* ``{"sha256": {NAME: HEX, ...}}`` (no ``"bytes"``): every staged report, written just before the moves
+  (``ReportSet._record_digests``; an earlier release's mark has only this one).
+
+A later run removes a file there only when planner can tell it wrote it (:func:`clear_staging`): a listed name
+whose SHA-256 the mark or the manifest records, a temporary file whose exact name the mark records, a previous
+report ``<i>.old`` whose SHA-256 the manifest records. Anything else (a user's file saved under a listed name, a
+report edited there, a temporary the mark does not name) is left, and said. A mark whose entries are not plain
+file names ('/', '..': a hand-made one) is not planner's: its folder is left whole.
+
+Sources: Linux ``open(2)`` O_APPEND (each write goes to the end); SIGKILL keeps what was written before it
+(the page cache), so a killed run's mark holds every line written before the kill.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+from planner.core.atomic import STAGING_PREFIX, own_file_sha256
+from planner.core.manifest import DEFAULT_NAME_ENCODING, MANIFEST, MANIFEST_MAX_BYTES, fs_encoding, name_encoding
+
+#: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
+STAGING_MARK = ".planner-staging"
+#: The first line of a staging folder's mark; the entries follow, one JSON value a line.
+MARK_HEADER = b"planner staging folder 1\n"
+#: What a staging folder without that mark (an empty one) is said to hold.
+NO_MARK = "no planner mark"
+#: What :func:`clear_staging` returns (with the reason after it) when it emptied a folder that would not go.
+NOT_REMOVED = "(could not be removed: "
+#: A temporary file beside a staged report: '.' + name + '.' + 8 hex digits + '.tmp' (planner.core.atomic).
+TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
+#: A previous report the moves kept in the staging folder (planner.core.moves: '<i>.old').
+OLD = re.compile(r"[0-9]+\.old")
+
+
+def staging_mark(directory: Path) -> Path | None:
+    """The mark of ``directory`` when it is a report set's staging folder (its name has :data:`STAGING_PREFIX` and
+    it holds a mark that is a regular file of this user); None otherwise (every other folder)."""
+    if not Path(directory).name.startswith(STAGING_PREFIX):
+        return None
+    mark = Path(directory) / STAGING_MARK
+    try:
+        st = os.lstat(mark)
+    except OSError:
+        return None
+    return mark if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() else None
+
+
+def record(mark: Path, item: object) -> None:
+    """Append ``item`` to ``mark`` as one JSON line (closed, so flushed, before this returns).
+
+    Raises:
+        OSError: it cannot be written (a full disk, the folder removed meanwhile).
+    """
+    with open(mark, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(item) + "\n")
+
+
+def record_temp(mark: Path, tmp: str) -> None:
+    """Record the temporary file ``tmp`` (a path; its name is recorded) before it is created. Raises OSError."""
+    record(mark, {"tmp": os.path.basename(tmp)})
+
+
+def record_file(mark: Path, name: str, digest: str, size: int) -> None:
+    """Record the complete staged report ``name`` (its SHA-256 ``digest`` and ``size`` in bytes) before it is
+    renamed to that name. Raises OSError."""
+    record(mark, {"sha256": {name: digest}, "bytes": {name: size}})
+
+
+def own_stream(path: str | Path) -> bool:
+    """Whether ``path`` is this process's standard output or standard error (file descriptor 1 or 2, compared by
+    device and inode): a redirection onto a name like planner's bookkeeping (``>> OUT/..planner-reports.json.
+    XXXXXXXX.tmp``), which the cleanup of a dead run must never take for a leftover and remove."""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    for fd in (1, 2):
+        try:
+            s = os.fstat(fd)
+        except OSError:
+            continue
+        if (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
+
+
+def made_by_mkdtemp(folder: Path) -> bool:
+    """Whether ``folder`` is as ``tempfile.mkdtemp`` makes planner's staging folders: this user's, mode 0o700,
+    the prefix and 8 random characters (tempfile's _RandomNameSequence: a-z, 0-9 and '_'); a folder the user
+    made by hand under such a name is not removed."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
+            and re.fullmatch(re.escape(STAGING_PREFIX) + r"[a-z0-9_]{8}", folder.name) is not None)
+
+
+def named_here(names: set[str], enc: str) -> set[str]:
+    """``names``, written under the file-system encoding ``enc``, as this run names those files: their bytes in
+    ``enc`` decoded with this run's file-system encoding (``os.fsdecode``, surrogate escapes for bytes it cannot
+    decode)."""
+    if enc == fs_encoding():
+        return set(names)
+    return {os.fsdecode(n.encode(enc, "surrogateescape")) for n in names}
+
+
+class _NotAName(ValueError):
+    """A mark entry that is not a plain file name (a path, '..'): the mark is not one planner wrote."""
+
+
+def _plain(name: object) -> str:
+    """``name`` when it is a plain file name in the folder; raises :class:`_NotAName` (a path: '/', '.', '..',
+    a NUL), TypeError (not a string)."""
+    if not isinstance(name, str):
+        raise TypeError
+    if name in ("", ".", "..") or "/" in name or "\0" in name:
+        raise _NotAName(name)
+    return name
+
+
+def _read_mark(data: bytes) -> tuple[set[str], set[str], set[str], bool, str]:
+    """The mark's listed names, recorded temporaries, recorded SHA-256s, whether its moves began (a line of every
+    staged report's hash) and the names' encoding. A mark without the header lists nothing.
+
+    Raises:
+        _NotAName: an entry names a path; ValueError, TypeError, KeyError, AttributeError, RecursionError: an entry
+            planner does not write (the mark is not planner's).
+    """
+    lines = data.split(b"\n")
+    items = [json.loads(x) for x in lines[1:] if x.strip()] if lines[0] + b"\n" == MARK_HEADER else []
+    listed = {_plain(x) for x in items if isinstance(x, str)}
+    tmps: set[str] = set()
+    hashes: set[str] = set()
+    moved = False
+    enc: str | None = DEFAULT_NAME_ENCODING
+    for x in items:
+        if isinstance(x, dict) and set(x) == {"encoding"}:  # the file-system encoding of a run not under UTF-8
+            enc = name_encoding(x["encoding"], listed)
+            if enc is None:
+                raise ValueError
+        elif isinstance(x, dict) and set(x) == {"tmp"}:
+            tmps.add(_plain(x["tmp"]))
+        elif isinstance(x, dict):
+            hashes |= {h for h in x["sha256"].values() if isinstance(h, str)}
+            moved = moved or "bytes" not in x  # the line ReportSet._record_digests writes before the moves
+        elif not isinstance(x, str):
+            raise TypeError
+    return listed, tmps, hashes, moved, enc
+
+
+def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Remove from a dead staging folder the files planner can tell it wrote there (module docstring: regular files
+    of this user), then the mark and the folder if nothing else is left. Returns the names left, each with why
+    where it is not plain (sorted); [] when the folder is gone. A folder without planner's mark, or whose mark is
+    not this user's or not one planner wrote, is left whole. ``hashes``: every SHA-256 the output folder's manifest
+    lists (any name): a previous report (``<i>.old``) is removed only when its hash is one of them."""
+    from planner.core.names import cut_utf8
+
+    mark = folder / STAGING_MARK
+    bad = None
+    try:
+        st = os.lstat(mark)
+        if own_stream(mark):  # this run's standard output or error, made by the shell: not a mark of planner's
+            return [STAGING_MARK]
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MANIFEST_MAX_BYTES:
+            raise OSError
+        listed, tmps, staged, moved, enc = _read_mark(mark.read_bytes())
+    except _NotAName as exc:
+        listed, bad = None, exc.args[0]
+    except (OSError, ValueError, TypeError, RecursionError, KeyError, AttributeError):
+        listed = None
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return ["(unreadable)"]
+    if listed is None:
+        if not entries and made_by_mkdtemp(folder):  # empty, as planner makes one (a run killed after its mark
+            try:                                        # went, or before writing it): nothing to lose
+                os.rmdir(folder)
+                return []
+            except OSError:
+                return [NO_MARK]
+        if not entries:
+            return [NO_MARK]
+        names = sorted(e.name for e in entries if bad is None or e.name != STAGING_MARK)
+        if bad is not None:  # a hand-made mark that names a path: nothing in that folder is judged by it
+            names.insert(0, f"{STAGING_MARK} (not a mark planner wrote: its entry {json.dumps(bad)} is not a file "
+                            "name in that folder)")
+        return names
+    # the names as this run reads them: the bytes the stopped run wrote, under its encoding, decoded with this
+    # run's (a UTF-8 run's '计划.md' is 'è®¡å\x88\x92.md' under Latin-1), so every locale gives one verdict
+    stems = named_here({cut_utf8(str(n), 200) for n in listed}, enc)
+    listed, tmps = named_here(listed, enc), named_here(tmps, enc)
+    left = []
+    for e in entries:
+        if e.name == STAGING_MARK:
+            continue
+        why = _why_kept(e, folder, listed, tmps, stems, staged, hashes, moved)
+        if why is None:
+            try:
+                if e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_uid == os.geteuid():
+                    os.unlink(e.path)
+                    continue
+            except OSError:
+                pass
+            why = e.name
+        left.append(why)
+    if not left:
+        try:
+            os.unlink(mark)
+            os.rmdir(folder)
+        except OSError as exc:
+            return [f"{NOT_REMOVED}{exc.strerror or exc})"]
+    return sorted(left)
+
+
+def _why_kept(e: os.DirEntry, folder: Path, listed: set[str], tmps: set[str], stems: set[str], staged: set[str],
+              hashes: set[str] | frozenset[str], moved: bool) -> str | None:
+    """None when the entry ``e`` of a dead staging folder is a file planner can tell it wrote (to remove, if it is
+    a regular file of this user); else what is said of it (its name, and why where it is not plain)."""
+    if own_stream(e.path):
+        return e.name
+    if e.name in tmps:  # the exact temporary name recorded before it was created (random: never a user's)
+        return None
+    tmp = TMP.fullmatch(e.name)
+    if e.name not in listed:
+        if tmp is not None and tmp.group("stem") in stems:
+            return (f"{e.name} (an unfinished write whose name the run's staging mark does not record, so planner "
+                    "cannot tell it wrote it)")
+        return e.name
+    digest = own_file_sha256(Path(e.path))
+    if digest is None:  # not a regular file of this user: never planner's
+        return e.name
+    if OLD.fullmatch(e.name):
+        return None if digest in hashes else (
+            f"{e.name} (a previous report that no hash in {MANIFEST} matches: it may have been written to after "
+            "planner moved it away)")
+    if digest in staged or digest in hashes:
+        return None
+    if moved:  # the moves began: a file under a report's name may be one the user saved that they swapped in
+        return (f"{e.name} (not a file planner wrote: no hash in {MANIFEST} or in the run's staging mark matches, "
+                f"so it may be yours, saved at {folder.parent / e.name} while that run moved its reports)")
+    return (f"{e.name} (not a file planner wrote: no hash in {MANIFEST} or in the run's staging mark matches, so it "
+            "may be yours)")

@@ -142,11 +142,11 @@ def test_a_hand_made_mark_naming_a_path_leaves_its_folder_whole(tmp_path: Path) 
 
 def test_the_hash_is_recorded_before_the_report_takes_its_name_and_the_temporary_before_it_is_made(
         tmp_path: Path, monkeypatch) -> None:
-    from planner.core import stagemark
+    from planner.core import stagerecord
     from planner.core.atomic import write_text
 
     seen = []
-    real_temp, real_replace = stagemark.record_temp, os.replace
+    real_temp, real_replace = stagerecord.record_temp, os.replace
 
     def record_temp(mark: Path, tmp: str) -> None:
         seen.append(("temp", os.path.lexists(tmp)))  # not made yet
@@ -158,7 +158,7 @@ def test_the_hash_is_recorded_before_the_report_takes_its_name_and_the_temporary
             seen.append(("rename", json.dumps({"sha256": {"a.md": _sha(b"hi\n")}, "bytes": {"a.md": 3}}) in mark))
         real_replace(src, dst)
 
-    monkeypatch.setattr(stagemark, "record_temp", record_temp)
+    monkeypatch.setattr(stagerecord, "record_temp", record_temp)
     monkeypatch.setattr(os, "replace", replace)
     with ReportSet(tmp_path / "o", set_name="plan a") as rs:
         write_text(rs.path("a.md"), "hi\n")

@@ -25,8 +25,7 @@ from planner.core.aclxattr import ACL_XATTR, KEPT_MODE_BITS, _acl_of, keep_user_
 from planner.core.errors import DestinationError, OutputError
 from planner.core.names import cut_utf8
 
-#: The prefix of a report set's staging folders (planner.core.reportset).
-STAGING_PREFIX = ".planner-staging-"
+from planner.core.stagerecord import STAGING_PREFIX  # noqa: E402,F401 (re-exported: planner.core.reportset)
 
 
 #: The most UTF-8 bytes of the destination's name kept in a temporary file's name
@@ -230,7 +229,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     are said in a line appended to ``notes``), set on the open temporary file before the rename: nothing is ever
     changed by path after it (a path another user swapped for a link in a shared folder). ``private``:
     the new file is made not writable by its group or others (``fchmod``, before the rename). In a report set's
-    staging folder (:func:`planner.core.stagemark.staging_mark`), its mark records the temporary file's name before
+    staging folder (:func:`planner.core.stagerecord.staging_mark`), its mark records the temporary file's name before
     it is made and the file's SHA-256 and size before the rename, so that a run killed at any instant leaves what
     the next run can tell it wrote.
 
@@ -259,7 +258,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
             raise DestinationError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
         if st is not None:
             refuse_read_only(path, st)
-        from planner.core.stagemark import record_file, record_temp, staging_mark
+        from planner.core.stagerecord import record_file, record_temp, staging_mark
 
         # in a report set's staging folder, its mark records the temporary's name before it is made, and the
         # report's SHA-256 and size before it takes its name: what a killed run left is removed by them alone

@@ -32,11 +32,10 @@ import re
 import stat
 from pathlib import Path
 
-from planner.core.atomic import STAGING_PREFIX, own_file_sha256
+from planner.core.atomic import own_file_sha256
+from planner.core.stagerecord import STAGING_MARK, STAGING_PREFIX
 from planner.core.manifest import DEFAULT_NAME_ENCODING, MANIFEST, MANIFEST_MAX_BYTES, fs_encoding, name_encoding
 
-#: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
-STAGING_MARK = ".planner-staging"
 #: The first line of a staging folder's mark; the entries follow, one JSON value a line.
 MARK_HEADER = b"planner staging folder 1\n"
 #: What a staging folder without that mark (an empty one) is said to hold.
@@ -47,40 +46,6 @@ NOT_REMOVED = "(could not be removed: "
 TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
 #: A previous report the moves kept in the staging folder (planner.core.moves: '<i>.old').
 OLD = re.compile(r"[0-9]+\.old")
-
-
-def staging_mark(directory: Path) -> Path | None:
-    """The mark of ``directory`` when it is a report set's staging folder (its name has :data:`STAGING_PREFIX` and
-    it holds a mark that is a regular file of this user); None otherwise (every other folder)."""
-    if not Path(directory).name.startswith(STAGING_PREFIX):
-        return None
-    mark = Path(directory) / STAGING_MARK
-    try:
-        st = os.lstat(mark)
-    except OSError:
-        return None
-    return mark if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() else None
-
-
-def record(mark: Path, item: object) -> None:
-    """Append ``item`` to ``mark`` as one JSON line (closed, so flushed, before this returns).
-
-    Raises:
-        OSError: it cannot be written (a full disk, the folder removed meanwhile).
-    """
-    with open(mark, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(item) + "\n")
-
-
-def record_temp(mark: Path, tmp: str) -> None:
-    """Record the temporary file ``tmp`` (a path; its name is recorded) before it is created. Raises OSError."""
-    record(mark, {"tmp": os.path.basename(tmp)})
-
-
-def record_file(mark: Path, name: str, digest: str, size: int) -> None:
-    """Record the complete staged report ``name`` (its SHA-256 ``digest`` and ``size`` in bytes) before it is
-    renamed to that name. Raises OSError."""
-    record(mark, {"sha256": {name: digest}, "bytes": {name: size}})
 
 
 def own_stream(path: str | Path) -> bool:

@@ -28,11 +28,15 @@ from typing import Any
 #: grown. A module pattern takes a few hundred bytes; 1,000 entries such as ``model.layers.[0-9]+.mlp.gate_proj``
 #: well under 1 MiB.
 MAX_MEM = 16 << 20
-#: The most pieces (characters, classes, anchors) a list's patterns may stand for once their counted repeats
-#: are written out, as RE2 writes them before it compiles (``.{999}`` is 999; :func:`pieces`): that step
-#: takes time before the memory budget is reached (1,000 entries of ``.{999}`` twenty times: 7 s); a list
-#: of 1,000 module paths written with dots (each dot a piece) stands for some 40,000.
-MAX_PIECES = 100_000
+#: The most pieces (characters, classes, anchors) config.json's patterns may stand for, all lists and
+#: ``config_groups`` together (h31b N1: the budget was per list), once their counted repeats are written out, as
+#: RE2 writes them before it compiles (``.{999}`` is 999; :func:`pieces`). Matching costs paths x the compiled
+#: pattern, and past RE2's automaton cache the cost jumps (measured on 10,000 layers, 2 loaded cores: 10 entries
+#: of ``.{0,990}``, 100 of ``.{0,99}`` or 990 of ``.{0,9}``, each some 10,000 pieces: 1 to 2 s; 20 of
+#: ``.{0,990}``: 7.5 s; 195 of ``.{0,99}``: 81 s), so the budget stays at the measured 10,000; 250 module paths
+#: written with dots (each dot a piece) stand for some 10,000, and a compressed-tensors name without ``re:``
+#: counts nothing.
+MAX_PIECES = 10_000
 
 
 def _options(max_mem: int) -> Any:
@@ -87,6 +91,81 @@ def posix_class(pattern: str) -> str | None:
     return None
 
 
+#: What Python's ``re`` (3.11-3.13, ``re._parser``) warns about inside a class, by the characters: each is read as
+#: the characters listed today and as a set operation in future releases (FutureWarning).
+_SET_OPS = {"[": "a '[' first inside a class (a nested set)", "&": "'&&' inside a class (a set intersection)",
+            "|": "'||' inside a class (a set union)", "~": "'~~' inside a class (a symmetric difference)",
+            "-": "'--' inside a class (a set difference)"}
+
+
+def _parser() -> Any:
+    try:
+        from re import _parser as parser  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser  # type: ignore[no-redef]
+    return parser
+
+
+def set_operation(pattern: str) -> str | None:
+    """Why a pattern holding what Python's ``re`` warns about inside a class (``[[a]``, ``[a&&b]``, ``[a||b]``,
+    ``[a~~b]``, ``[a--b]``: FutureWarning "Possible nested set" / "Possible set ...", which prints a raw line, and
+    under ``-W error`` stops the run) or a conditional group ``(?(1)...)`` (a DeprecationWarning for some group
+    names; RE2 has none) is refused, or None (h31b N2). The pattern is read token by token as ``re._parser``
+    reads it (its own tokenizer and class escapes), so the check runs before Python compiles the pattern and
+    changes no warning filter; a pattern Python refuses for another reason first gives None (the caller's
+    ``re.compile`` tells it). Time linear in the pattern's length."""
+    parser = _parser()
+    try:
+        src = parser.Tokenizer(pattern)
+        while src.next is not None:
+            this = src.get()
+            if this == "(" and src.match("?"):
+                if src.match("#"):  # a comment: Python skips to ')'
+                    while src.get() not in (")", None):
+                        pass
+                elif src.next == "(":
+                    return ("uses a conditional group, which planner's linear-time matcher (RE2) does not support; "
+                            "Transformers reads it with Python's re")
+            elif this == "[":
+                op = _set_operation(src, parser)
+                if op:
+                    return (f"writes {_SET_OPS[op]}, which Python's re reads as the characters listed today and "
+                            "warns it will read differently in future releases (write the characters escaped, e.g. "
+                            "\\[ or \\&); Transformers reads it with Python's re")
+    except (parser.error, ValueError, IndexError):  # Python refuses the pattern before any warning
+        return None
+    return None
+
+
+def _set_operation(src: Any, parser: Any) -> str | None:
+    """The character of :data:`_SET_OPS` Python would warn about in the class whose '[' ``src`` just read (its
+    loop in ``re._parser._parse``), or None; ``src`` is left after the class."""
+    if src.next == "[":
+        return "["
+    src.match("^")
+    items = 0
+    while True:
+        this = src.get()
+        if this is None or (this == "]" and items):
+            return None
+        if this[0] == "\\":
+            code1 = parser._class_escape(src, this)
+        elif items and this in "-&~|" and src.next == this:
+            return this
+        else:
+            code1 = (parser.LITERAL, ord(this))
+        if src.match("-"):
+            that = src.get()
+            if that is None or that == "]":
+                return None
+            if that == "-":
+                return "-"
+            code2 = parser._class_escape(src, that) if that[0] == "\\" else (parser.LITERAL, ord(that))
+            if code1[0] != parser.LITERAL or code2[0] != parser.LITERAL or code2[1] < code1[1]:
+                return None  # Python's "bad character range", before anything further
+        items += 1
+
+
 def unsupported(pattern: str) -> str | None:
     """Why RE2 cannot match ``pattern`` (one Python's ``re`` compiles) as Python does, in words ending in
     "...; Transformers reads it with Python's re", or None when it can. A back-reference (``\\1``,
@@ -96,7 +175,7 @@ def unsupported(pattern: str) -> str | None:
     compiles), so this takes time linear in the pattern's length; its size is told by :func:`joined`."""
     import re2
 
-    posix = posix_class(pattern)
+    posix = posix_class(pattern) or set_operation(pattern)
     if posix:
         return posix
     if re.search(r"\{,[0-9]*\}", pattern):
@@ -148,10 +227,7 @@ def joined(patterns: Iterable[str], max_mem: int = MAX_MEM) -> list[Any]:
 def pieces(pattern: str) -> int:
     """How many pieces ``pattern`` (one Python's ``re`` compiles) stands for with each counted repeat written
     out (``x{2,5}``: five ``x``; ``x{3,}``: four; ``x*``: one), read with Python's own parser; at least 1."""
-    try:
-        from re import _parser as parser  # Python 3.11+
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse as parser  # type: ignore[no-redef]
+    parser = _parser()
     repeats = {parser.MAX_REPEAT, parser.MIN_REPEAT} | ({parser.POSSESSIVE_REPEAT}
                                                          if hasattr(parser, "POSSESSIVE_REPEAT") else set())
 
@@ -172,6 +248,8 @@ def pieces(pattern: str) -> int:
 
 def _python_re(pattern: str) -> bool:
     """Whether Python's ``re`` compiles ``pattern`` (what Transformers and compressed-tensors read)."""
+    if posix_class(pattern) or set_operation(pattern):  # Python would warn (FutureWarning): read as refused
+        return False
     try:
         re.compile(pattern)
     except (re.error, RecursionError, OverflowError):

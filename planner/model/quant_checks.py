@@ -29,6 +29,10 @@ MAX_BLOCK = 1_000_000
 MAX_NAMES = 1_000
 #: The longest entry of a module list, in characters (a module path is well under 100).
 MAX_NAME_CHARS = 200
+#: The most compressed-tensors ``config_groups`` read (h31b N1: each group's ``targets`` list is checked; real
+#: checkpoints have one to three, one per scheme: e.g. attention and MLP quantized differently; 64 leaves room
+#: for a scheme per kind of module of any model planner sizes).
+MAX_GROUPS = 64
 
 
 def _names_problem(value: Any, nested: bool, example: str = "lm_head") -> str | None:
@@ -61,22 +65,29 @@ def _shown(value: Any) -> str:
     return shown(value)
 
 
-def _pattern_problem(names: Any, prefix: str = "re:") -> str | None:
+def _pattern_problem(names: Any, prefix: str = "re:", spent: list[int] | None = None,
+                     matched: bool = True) -> str | None:
     """The first entry of ``names`` read as a regular expression (those starting with ``prefix``: the
     compressed-tensors ``re:`` entries; ``prefix`` "": every entry, as Transformers 5 reads
-    ``modules_to_not_convert``) that does not compile, or that Python compiles and planner's linear-time
-    matcher (RE2, planner.model.linearre: h30b N1, N3) cannot read as Python does (a back-reference, a
-    look-around), in words; or the entry that brings the list's patterns over :data:`MAX_PIECES` pieces
-    (planner.model.linearre.pieces), or the list when they compile over its memory budget. An
-    entry with no special character is a name as written."""
-    from planner.model.linearre import MAX_MEM, MAX_PIECES, fits, pieces, posix_class, unsupported
+    ``modules_to_not_convert``) that does not compile, that Python's ``re`` would warn about (a set operation
+    or nested set inside a class, planner.model.linearre.set_operation: told before Python compiles it, h31b
+    N2), or that Python compiles and planner's linear-time matcher (RE2, planner.model.linearre: h30b N1, N3)
+    cannot read as Python does (a back-reference, a look-around), in words; or the entry that brings the
+    patterns over :data:`MAX_PIECES` pieces (planner.model.linearre.pieces) counted in ``spent`` (one item,
+    the pieces of the lists checked before: the budget is config.json's, all lists and config_groups together,
+    h31b N1), or the list when they compile over its memory budget. ``matched`` False: the list is one the
+    memory model never matches (a ``config_groups`` ``targets`` list, a compressed-tensors scheme it does not
+    size), so RE2 does not read it (Python's checks and the pieces still count). An entry with no special
+    character is a name as written."""
+    from planner.model.linearre import MAX_MEM, MAX_PIECES, fits, pieces, posix_class, set_operation, unsupported
 
+    spent = [0] if spent is None else spent
     bodies: list[tuple[int, str]] = []
-    total = 0
     for k, item in enumerate(names):
         body = item[len(prefix):] if isinstance(item, str) and item.startswith(prefix) else None
         if body is not None and re.escape(body) != body:
-            posix = posix_class(body)  # before Python compiles it, which would warn "Possible nested set"
+            # before Python compiles it, which would warn "Possible nested set" (a FutureWarning: h31b N2)
+            posix = posix_class(body) or set_operation(body)
             if posix:
                 return f"[{k}]: {_shown(item)} {posix}"
             try:
@@ -84,16 +95,17 @@ def _pattern_problem(names: Any, prefix: str = "re:") -> str | None:
             except (re.error, RecursionError, OverflowError) as exc:
                 why = exc.msg if isinstance(exc, re.error) else type(exc).__name__
                 return f"[{k}]: {_shown(item)} is not a regular expression ({why})"
-            total += pieces(body)  # before RE2 reads it: RE2 writes the repeats out first
-            if total > MAX_PIECES:
-                return (f"[{k}]: {_shown(item)} brings the list's patterns to {total:,} pieces with their counted "
-                        f"repeats written out, more than the {MAX_PIECES:,} planner's linear-time matcher (RE2) "
-                        "takes (write fewer or shorter repeats)")
-            problem = unsupported(body)
+            spent[0] += pieces(body)  # before RE2 reads it: RE2 writes the repeats out first
+            if spent[0] > MAX_PIECES:
+                return (f"[{k}]: {_shown(item)} brings the quantization_config's patterns (all lists and "
+                        f"config_groups together) to {spent[0]:,} pieces with their counted repeats written out, "
+                        f"more than the {MAX_PIECES:,} planner's linear-time matcher (RE2) takes (write fewer or "
+                        "shorter repeats)")
+            problem = unsupported(body) if matched else None
             if problem:
                 return f"[{k}]: {_shown(item)} {problem}"
             bodies.append((k, body))
-    if bodies and not fits([body for _, body in bodies]):
+    if matched and bodies and not fits([body for _, body in bodies]):
         which = (f"[{bodies[0][0]}]: {_shown(names[bodies[0][0]])} compiles" if len(bodies) == 1
                  else f" holds {len(bodies):,} patterns that together compile")
         return (f"{which} larger than the {MAX_MEM >> 20} MiB planner's linear-time matcher (RE2) gives a list "
@@ -114,11 +126,12 @@ def check_quant_lists(cfg: Mapping[str, Any], where: str | None, q: Mapping[str,
     method = str(q.get("quant_method", "")).lower()
     keys = {KEPT_KEYS[method]} if method in KEPT_KEYS else set()
     keys |= {"modules_to_not_convert"} if "modules_to_not_convert" in q else set()
+    spent = [0]  # the pieces of config.json's patterns so far: one budget for all lists and groups (h31b N1)
     for key in sorted(keys):
         value = q.get(key)
         gptq = key == "modules_in_block_to_quantize"  # names matched as suffixes; the others also as patterns
         problem = None if value is None else (_names_problem(value, gptq, "self_attn.q_proj" if gptq else "lm_head")
-                                              or (None if gptq else _pattern_problem(value, "")))
+                                              or (None if gptq else _pattern_problem(value, "", spent)))
         if problem:
             raise _error(cfg, where, f"quantization_config.{key}{problem}", "quantization_config",
                          f"Copy the checkpoint's value, e.g. \"{key}\": "
@@ -132,7 +145,7 @@ def check_quant_lists(cfg: Mapping[str, Any], where: str | None, q: Mapping[str,
     if method == "fp8":
         _check_block(cfg, where, q.get("weight_block_size"), _error)
     if method == "compressed-tensors":
-        _check_compressed(cfg, where, q, _error)
+        _check_compressed(cfg, where, q, _error, spent)
 
 
 #: AWQ kernel versions Transformers loads (AwqConfig ``version``: AWQLinearVersion gemm, gemv, exllama, ipex;
@@ -204,26 +217,39 @@ def _check_block(cfg: Mapping[str, Any], where: str | None, block: Any, error: A
                     "without block scales, leave the key out.")
 
 
-def _check_compressed(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any], error: Any) -> None:
+def _check_compressed(cfg: Mapping[str, Any], where: str | None, q: Mapping[str, Any], error: Any,
+                      spent: list[int]) -> None:
     """compressed-tensors ``ignore`` and each ``config_groups`` entry's ``targets``: lists of module names
     or class names, whose ``re:`` entries are regular expressions (compressed-tensors ``is_match``
-    compiles them)."""
+    compiles them); at most :data:`MAX_GROUPS` groups. Only the ``ignore`` of a scheme the memory model sizes
+    is read by RE2 (planner.model.quantization.weight_scheme: one group targeting ``Linear``); ``targets``
+    patterns are never matched (h31b N1), but their pieces count in config.json's budget (``spent``)."""
+    from planner.model.quantization import weight_scheme
+
+    groups = q.get("config_groups")
+    if isinstance(groups, Mapping) and len(groups) > MAX_GROUPS:
+        raise error(cfg, where, f"quantization_config.config_groups holds {len(groups):,} groups, more than the "
+                    f"{MAX_GROUPS} read (a checkpoint has one to three: one scheme per kind of layer)",
+                    "quantization_config", "Copy the config_groups as the checkpoint publishes them.")
     ignore = q.get("ignore")
     if ignore is not None:
-        problem = _names_problem(ignore, False) or _pattern_problem(ignore)
+        try:
+            sized = weight_scheme(q)[0] is not None
+        except (TypeError, ValueError):  # a scheme it cannot read is not sized
+            sized = False
+        problem = _names_problem(ignore, False) or _pattern_problem(ignore, spent=spent, matched=sized)
         if problem:
             raise error(cfg, where, f"quantization_config.ignore{problem}",
                         "quantization_config", "Copy the list as the checkpoint publishes it, e.g. \"ignore\": "
                         "[\"lm_head\"]; a pattern is written \"re:\" and a Python regular expression, "
                         "e.g. \"re:.*mlp.gate$\".")
-    groups = q.get("config_groups")
     if not isinstance(groups, Mapping):
         return
     for name, group in groups.items():
         targets = group.get("targets") if isinstance(group, Mapping) else None
         if targets is None:
             continue
-        problem = _names_problem(targets, False, "Linear") or _pattern_problem(targets)
+        problem = _names_problem(targets, False, "Linear") or _pattern_problem(targets, spent=spent, matched=False)
         if problem:
             raise error(cfg, where, f"quantization_config.config_groups.{name}.targets{problem}",
                         "quantization_config", "Copy the list as the checkpoint publishes it, e.g. "

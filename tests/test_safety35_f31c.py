@@ -1,7 +1,8 @@
 """Issue 28, hostile pass 31: h31b N3 (a ``str`` subclass whose own methods raise, ``__iter__`` above all, given to the
 Python API as a text is read through ``str.__str__`` before anything else reads it: each text keyword of estimate(),
 fit(), plan() and compare(), a value and a key in a workload and a scenario mapping, tokens_per_month's keys and
-values, a keyword's own name; a valid text is taken as the plain str, a bad one refused as the plain str is, never the
+values, a keyword's own name, format= and its items, the text fields of a Catalog changed in code (its id shown in
+the entry's name); a valid text is taken as the plain str, a bad one refused as the plain str is, never the
 subclass's exception; a lone surrogate in such a text is still refused).
 
 A subclass whose ``__hash__`` raises cannot be a mapping's key (the caller's own dict raises), so keys are given as
@@ -164,3 +165,22 @@ def test_a_lone_surrogate_in_a_subclass_text_is_still_refused() -> None:
         planner.plan(_scenario(task=ALL("in\ud800fer")))
     assert "scenario.workloads[0].task" in str(in_scenario.value)
     assert "lone surrogate" in str(in_scenario.value)
+
+
+def test_a_catalog_entry_s_text_fields_are_read_through_str() -> None:
+    # a Catalog changed in code (dataclasses.replace) with str-subclass texts is checked as the plain texts are; the
+    # id, shown in the entry's name, was the one read through its own repr
+    import dataclasses
+
+    from planner.api.inputs import catalog_of
+
+    catalog = planner.load_catalog()
+    gpu = catalog.gpus[0]
+    texts = {f.name: getattr(gpu, f.name) for f in dataclasses.fields(gpu)
+             if type(getattr(gpu, f.name)) is str and f.name not in ("file", "where")}
+    assert "id" in texts and "name" in texts
+    changed = dataclasses.replace(catalog, gpus=(dataclasses.replace(gpu, **{k: ALL(v) for k, v in texts.items()}),
+                                                 *catalog.gpus[1:]))
+    checked = catalog_of(changed)
+    assert {k: getattr(checked.gpus[0], k) for k in texts} == texts
+    assert all(type(getattr(checked.gpus[0], k)) is str for k in texts)

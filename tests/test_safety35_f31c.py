@@ -95,6 +95,7 @@ def test_lora_targets_keyword_is_read_through_str() -> None:
     assert planner.estimate(**train, lora_targets=ALL("q_proj,v_proj")).to_dict() == expected
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_fit_reads_each_text_keyword_through_str() -> None:
     texts = dict(gpu="rtx-4090", model="llama-2-7b", task="infer", context="max", weights="bf16")
     expected = planner.fit(**texts).to_dict()
@@ -106,6 +107,7 @@ def test_fit_reads_each_text_keyword_through_str() -> None:
     assert str(given.value) == str(plain.value)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_reads_scenario_and_workload_texts_and_keys_through_str() -> None:
     expected = planner.plan(_scenario()).to_dict()
     workload = {KEY("name"): ALL("w"), KEY("task"): ALL("infer"), "model": ALL("llama-2-7b"), "weights": ALL("bf16"),
@@ -124,6 +126,7 @@ def test_plan_and_compare_refuse_a_text_top_as_a_plain_str() -> None:
         assert str(given.value).startswith("top: must be a whole number")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_reads_format_and_out_through_str(tmp_path: Any) -> None:
     with pytest.raises(InputError) as plain:
         planner.plan(_scenario(), format="json")
@@ -137,6 +140,7 @@ def test_plan_reads_format_and_out_through_str(tmp_path: Any) -> None:
     assert {name.rsplit(".", 1)[-1] for name in written} == {"json"}
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_compare_reads_workload_texts_and_tokens_per_month_through_str() -> None:
     expected = planner.compare(_scenario(), tokens_per_month={"w": "200M"}).to_dict()
     got = planner.compare(_scenario(name=ALL("w"), task=ALL("infer")), tokens_per_month={KEY("w"): ALL("200M")})

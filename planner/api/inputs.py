@@ -88,14 +88,16 @@ def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) 
     """
     allowed = list(allowed)
     for name in given:
-        if isinstance(name, str) and type(name) is not str and plain_text(name) in allowed:
-            # a str subclass whose __eq__ or __hash__ keeps it from matching its own text (h27b N1): the keyword
-            # it spells, given twice (estimate(**{'context': 1, H('context'): 2})) or once in a form Python
-            # does not match to the keyword
-            raise UnknownKeywordError(f"{function}() got keyword argument {plain_text(name)!r} as a str subclass "
-                                      f"({type(name).__name__}) that Python does not match to the keyword (its "
-                                      "__eq__ or __hash__ differ from a str's)",
-                                      hint="Give keyword names as plain str; each keyword once.")
+        if isinstance(name, str) and type(name) is not str:
+            if plain_text(name) in allowed:
+                # a str subclass whose __eq__ or __hash__ keeps it from matching its own text (h27b N1): the keyword
+                # it spells, given twice (estimate(**{'context': 1, H('context'): 2})) or once in a form Python
+                # does not match to the keyword
+                raise UnknownKeywordError(f"{function}() got keyword argument {plain_text(name)!r} as a str "
+                                          f"subclass ({type(name).__name__}) that Python does not match to the "
+                                          "keyword (its __eq__ or __hash__ differ from a str's)",
+                                          hint="Give keyword names as plain str; each keyword once.")
+            name = plain_text(name)  # an unknown one named by its text, never through its own methods (h31b N3)
         if name not in allowed:
             why = NOT_TAKEN.get(function, {}).get(name)
             if why is not None:
@@ -186,7 +188,7 @@ def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) ->
                              hint="Pass the scenario's mapping itself.")
         _within = (*_within, id(value))
     if isinstance(value, str):
-        for i, ch in enumerate(value):
+        for i, ch in enumerate(plain_text(value)):  # a str subclass's text, never its own __iter__ (h31b N3)
             if "\ud800" <= ch <= "\udfff":
                 raise InputError(f"holds a lone surrogate ({ch!a}, character {i + 1}), which is not a character",
                                  entry=entry, hint="Pass the text as a str of real characters (decoded as UTF-8).")
@@ -198,7 +200,7 @@ def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) ->
     elif isinstance(value, Mapping):
         for k, v in _held(value, entry):  # what a dict subclass stores, not what its keys() or items() show
             check_plain_values(k, f"{entry} (a key)", _within)
-            check_plain_values(v, f"{entry}.{k}" if isinstance(k, str) else f"{entry}[{k!r}]", _within)
+            check_plain_values(v, _key_entry(entry, k), _within)
     elif isinstance(value, (list, tuple)) or _other_sequence(value):
         for i, v in enumerate(_held(value, entry)):
             check_plain_values(v, f"{entry}[{i}]", _within)
@@ -243,7 +245,8 @@ def plain_texts(value: Any, _within: tuple[int, ...] = (), *, entry: str = "") -
     _within = (*_within, id(value))
     if isinstance(value, Mapping):
         stored = _held(value, entry)
-        items = [(plain_texts(k, _within), plain_texts(v, _within, entry=_key_entry(entry, k))) for k, v in stored]
+        keys = [plain_texts(k, _within) for k, _ in stored]  # named by its plain text (or number), never its own repr
+        items = [(pk, plain_texts(v, _within, entry=_key_entry(entry, pk))) for pk, (_, v) in zip(keys, stored)]
         same = type(value) is dict and all(a is k and b is v for (a, b), (k, v) in zip(items, stored))
         made = value if same else dict(items)
         if len(made) != len(items):
@@ -286,11 +289,13 @@ def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in options.items():
         if value is None:
             continue
+        # a str subclass as the text it holds, read first, once: what is checked is what is given, and no method of
+        # the caller's object runs (its own __iter__ raising escaped, h31b N3)
+        value = plain_texts(value, entry=key)
         # texts (a config folder's path may hold a byte that was not UTF-8, PEP 383), and numbers given
         # where a text, choice or yes/no belongs; a number option's own check names its range
         if key != "model" and not (key in NUMBER_OPTIONS and isinstance(value, numbers.Number)):
             check_plain_values(value, key)
-        value = plain_texts(value, entry=key)  # a str subclass as the text it holds: what is checked is what is given
         if key == "lora_targets" and isinstance(value, str):
             value = lora_target_list(value)
         if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths

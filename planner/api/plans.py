@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.api.inputs import (FILE_PATH, catalog_of, check_keywords, check_plain_values, out_of, path_arg,
-                                 plain_texts, refuse_directory)
+                                 plain_text, plain_texts, refuse_directory)
 from planner.core.errors import InputError
 from planner.core.resolved import resolved_out
 from planner.core.escape import json_text
@@ -54,15 +54,16 @@ def report_formats(value: str | Iterable[str], *, api: bool = False) -> tuple[st
         return f"format={listed!r}" if api else f"--format {listed}"
 
     if isinstance(value, AbstractSet):  # {'md', 'csv'}: no order to write them in, as a list's (h27b M3)
-        texts = sorted(v for v in value if isinstance(v, str) and v in PLAN_FORMATS)
+        texts = sorted(v for v in map(plain_text, value) if isinstance(v, str) and v in PLAN_FORMATS)
         raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not a {type(value).__name__} "
                          "(a set has no order; planner reads lists)", entry=entry,
                          hint=f"Write {write(texts or DEFAULT_FORMATS[:2])}.")
     if not isinstance(value, str) and (not isinstance(value, Iterable) or isinstance(value, (bytes, Mapping))):
         raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not {type(value).__name__}",
                          entry="format", hint=f"Report formats: {', '.join(PLAN_FORMATS)}.")
+    # a str subclass as the text it holds, never through its own split() or strip() (h31b N3)
+    value = plain_text(value) if isinstance(value, str) else [plain_text(v) for v in value]
     if not isinstance(value, str):
-        value = list(value)
         odd = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
         if odd is not None:  # 3, b'md': no format name, and not to be shown as the text str() makes of it
             # the names meant: the texts and the bytes (b'md') that are format names
@@ -164,8 +165,10 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
     from planner.solve.scenario import default_scenario_name, read_scenario_file, scenario_from_mapping
 
     if isinstance(scenario, Mapping):
+        # a str subclass as its text, read first, once: what is checked is what is given, and no method of the
+        # caller's text runs (its own __iter__ raising escaped, h31b N3)
+        scenario = plain_texts(scenario, entry="scenario")
         check_plain_values(scenario, "scenario")
-        scenario = plain_texts(scenario, entry="scenario")  # a str subclass as its text: what is checked is what is given
         sc = scenario_from_mapping(scenario, catalog)
         if sc.costs is not None:  # its keys checked before the copy for the reports is made (a tuple key)
             from planner.cost.tco import read_costs

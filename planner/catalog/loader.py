@@ -832,7 +832,7 @@ def _type_text(value: Any) -> str:
 
 def _short_repr(value: Any) -> str:
     """``ascii(value)`` cut to 120 characters: a refused value shown in one line, its escapes visible."""
-    text = ascii(value)
+    text = ascii(str.__str__(value) if isinstance(value, str) else value)  # a str subclass's text, not its repr
     return text if len(text) <= 120 else text[:117] + "..."
 
 
@@ -881,7 +881,7 @@ def _entry_data(kind: Kind, record: Any, where: str = "") -> dict[str, Any]:
                     if not _empty(getattr(v, f.name)) or (f.name == "exempt" and getattr(v, f.name) is None)}
         if isinstance(v, (tuple, list)):
             return [plain(x, f"{at}[{i}]") for i, x in enumerate(v)]
-        return v
+        return str.__str__(v) if isinstance(v, str) else v  # a str subclass as its text, read first (h31b N3)
 
     data: dict[str, Any] = {}
     for key, field_ in kind.schema().items():

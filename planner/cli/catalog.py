@@ -663,12 +663,21 @@ def _default_source(path: str, date: str) -> str:
     """The source text an imported row gets without --source.
 
     Raises:
-        InputError: the path is too long for a source even escaped (over 4,000 characters); the hint is --source.
+        InputError: the path is too long for a source even escaped (over 4,000 characters), or it holds 'REF:'
+            (a citation to catalog check); the hint is --source.
     """
     from planner.catalog.skypilot import source_problem
     from planner.core.errors import InputError
     from planner.core.names import escape_unsafe
 
+    from planner.catalog.sources import ref_ids
+
+    cited = ref_ids(_shown_path(path))
+    if cited:  # 'g/REF:NOPE/aws/vms.csv': catalog check would read it as a citation of reference NOPE (h32b N1)
+        raise InputError(f"{escape_unsafe(_shown_path(path))}: the default source of its rows names the file's path, "
+                         f"which holds 'REF:{escape_unsafe(cited[0][:40])}': 'planner catalog check' would read it as "
+                         "a citation of a reference", hint=f"Give the rows a source of your own, e.g. --source "
+                         f"'SkyPilot catalog, {date}'.")
     text = f"SkyPilot catalog file {_shown_path(path)} (schema v8, REF:SKY-SCHEMA-v8), read {date}"
     told = source_problem(text)
     if told is not None:

@@ -1,11 +1,14 @@
-"""Issue 28, hostile pass 32: N1 of tester B (an input file's path holding 'REF:<id>' made the default source of
+"""Issue 28, hostile pass 32: N1 of tester A (a hand-made staging mark's {"tmp": NAME} removed any file of that name;
+now only a temporary named as planner names one for a report the mark lists is taken) and N1 of tester B (an input file's path holding 'REF:<id>' made the default source of
 every imported row cite a reference, so 'planner catalog check --catalog OUT' failed the overlay the import had
 written with exit 0). The default source is refused then, before anything is written; --source is the way out."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from planner.cli.main import main
@@ -40,3 +43,30 @@ def test_with_a_source_of_its_own_the_import_passes_catalog_check(tmp_path: Path
     assert r.exit_code == 0, r.output
     check = CliRunner().invoke(main, ["catalog", "check", "--catalog", str(out)])
     assert check.exit_code == 0, check.output
+
+
+# -- h32a N1: a hand-made mark's {"tmp": NAME} is taken only for a temporary planner makes for a listed report -------
+
+@pytest.mark.parametrize("tmp", ["my-notes.txt", ".r.json.0123abcd.tmp.bak", ".other.json.0123abcd.tmp",
+                                 ".r.json.XYZ12345.tmp"])
+def test_a_hand_made_mark_naming_another_file_as_a_temporary_leaves_its_folder_whole(tmp_path: Path, tmp: str) -> None:
+    from planner.core.reportset import ReportSet
+    from tests.test_safety35_f31a import STAGING_MARK, _dead
+
+    out = tmp_path / "o"
+    folder = _dead(out, ["r.json", {"tmp": tmp}], {tmp: b"my notes\n"})
+    with ReportSet(out, set_name="plan r") as rs:
+        notes = list(rs.notes)
+    assert (folder / tmp).read_bytes() == b"my notes\n"  # kept: nothing in the folder is judged by that mark
+    assert notes == [f"Left {folder}: it holds {STAGING_MARK} (not a mark planner wrote: its entry {json.dumps(tmp)} "
+                     f"is no temporary file planner makes for a report the mark lists), {tmp}, which planner cannot "
+                     "tell it wrote; check it and remove it yourself."], notes
+
+
+def test_planners_own_temporary_of_a_listed_report_is_still_cleared(tmp_path: Path) -> None:
+    from planner.core.reportset import _clear_staging
+    from tests.test_safety35_f31a import _dead
+
+    tmp = ".r.json.0123abcd.tmp"  # as planner.core.atomic names one: '.' + name + '.' + 8 hex digits + '.tmp'
+    folder = _dead(tmp_path / "o", ["r.json", {"tmp": tmp}], {tmp: b"{\"half"})
+    assert _clear_staging(folder) == [] and not folder.exists()

@@ -106,7 +106,7 @@ def _read_mark(data: bytes) -> tuple[set[str], set[str], set[str], bool, str]:
     staged report's hash) and the names' encoding. A mark without the header lists nothing.
 
     Raises:
-        _NotAName: an entry names a path; ValueError, TypeError, KeyError, AttributeError, RecursionError: an entry
+        _NotAName: an entry names a path, or a temporary that is no planner temporary of a listed report; ValueError, TypeError, KeyError, AttributeError, RecursionError: an entry
             planner does not write (the mark is not planner's).
     """
     lines = data.split(b"\n")
@@ -122,7 +122,13 @@ def _read_mark(data: bytes) -> tuple[set[str], set[str], set[str], bool, str]:
             if enc is None:
                 raise ValueError
         elif isinstance(x, dict) and set(x) == {"tmp"}:
-            tmps.add(_plain(x["tmp"]))
+            # only a name as planner.core.atomic makes one for a listed report ('.NAME.XXXXXXXX.tmp', NAME cut to
+            # fit), never any other name a hand-made mark lists (h32a N1: {"tmp": "my-notes.txt"})
+            tmp = _plain(x["tmp"])
+            m = TMP.fullmatch(tmp)
+            if m is None or not any(name.startswith(m.group("stem")) for name in listed):
+                raise _NotAName(tmp, "is no temporary file planner makes for a report the mark lists")
+            tmps.add(tmp)
         elif isinstance(x, dict):
             hashes |= {h for h in x["sha256"].values() if isinstance(h, str)}
             moved = moved or "bytes" not in x  # the line ReportSet._record_digests writes before the moves
@@ -150,6 +156,7 @@ def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset())
         listed, tmps, staged, moved, enc = _read_mark(mark.read_bytes())
     except _NotAName as exc:
         listed, bad = None, exc.args[0]
+        why = exc.args[1] if len(exc.args) > 1 else "is not a file name in that folder"
     except (OSError, ValueError, TypeError, RecursionError, KeyError, AttributeError):
         listed = None
     try:
@@ -167,8 +174,7 @@ def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset())
             return [NO_MARK]
         names = sorted(e.name for e in entries if bad is None or e.name != STAGING_MARK)
         if bad is not None:  # a hand-made mark that names a path: nothing in that folder is judged by it
-            names.insert(0, f"{STAGING_MARK} (not a mark planner wrote: its entry {json.dumps(bad)} is not a file "
-                            "name in that folder)")
+            names.insert(0, f"{STAGING_MARK} (not a mark planner wrote: its entry {json.dumps(bad)} {why})")
         return names
     # the names as this run reads them: the bytes the stopped run wrote, under its encoding, decoded with this
     # run's (a UTF-8 run's '计划.md' is 'è®¡å\x88\x92.md' under Latin-1), so every locale gives one verdict

@@ -70,3 +70,29 @@ def test_planners_own_temporary_of_a_listed_report_is_still_cleared(tmp_path: Pa
     tmp = ".r.json.0123abcd.tmp"  # as planner.core.atomic names one: '.' + name + '.' + 8 hex digits + '.tmp'
     folder = _dead(tmp_path / "o", ["r.json", {"tmp": tmp}], {tmp: b"{\"half"})
     assert _clear_staging(folder) == [] and not folder.exists()
+
+
+# -- h32a N2: a run's own staging folder: only what the run put there is removed ---------------------------------------
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_file_another_program_puts_into_the_live_staging_folder_is_left(tmp_path: Path, fail: bool) -> None:
+    from planner.core.atomic import write_text
+    from planner.core.reportset import ReportSet
+
+    out = tmp_path / "o"
+    try:
+        with ReportSet(out, set_name="plan r") as rs:
+            write_text(rs.path("r.md"), "# r\n")
+            staging = rs.path("r.md").parent
+            (staging / "theirs.txt").write_text("theirs\n")  # another program, during the run
+            (staging / "sub").mkdir()
+            if fail:
+                raise KeyboardInterrupt
+            rs.commit()
+    except KeyboardInterrupt:
+        pass
+    assert (staging / "theirs.txt").read_text() == "theirs\n" and (staging / "sub").is_dir()
+    assert (out / "r.md").exists() != fail
+    assert not (staging / "r.md").exists()
+    assert f"Left {staging}: it holds sub, theirs.txt, which this run did not put there, so planner removed only " \
+           "its own files; check it and remove it yourself." in rs.notes, rs.notes

@@ -69,7 +69,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import stat
 import sys
 import tempfile
@@ -286,14 +285,19 @@ class ReportSet:
             entries = [e for e in os.scandir(self._staging) if e.name != STAGING_MARK]
         except OSError:  # no descriptor for the listing (ulimit -n): the names this run put there, by path
             entries = []
+        foreign = []
         for e in entries:
+            if not self._put_here(e.name) or e.is_dir(follow_symlinks=False):
+                foreign.append(e.name)  # another program's, put there during the run (h32a N2): never removed
+                continue
             try:
-                if e.is_dir(follow_symlinks=False):
-                    shutil.rmtree(e.path, ignore_errors=True)
-                else:
-                    os.unlink(e.path)
+                os.unlink(e.path)
             except OSError:
                 pass
+        if foreign:
+            shown = ", ".join(sorted(foreign)[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            self.notes.append(f"Left {self._staging}: it holds {shown}, which this run did not put there, so planner "
+                              "removed only its own files; check it and remove it yourself.")
         for name in [*self._names, *self._recorded, STAGING_MARK]:
             try:
                 os.unlink(self._staging / name)
@@ -304,6 +308,14 @@ class ReportSet:
         except OSError as exc:
             self.notes.append(f"Left {self._staging}: it could not be removed ({exc.strerror or exc}); the next "
                               "planner run into this folder removes it.")
+
+    def _put_here(self, name: str) -> bool:
+        """Whether ``name`` in the staging folder is one this run put there: a report it staged, a temporary
+        planner.core.atomic made for one ('.NAME.XXXXXXXX.tmp'), a previous report its moves kept ('<i>.old')."""
+        if name in self._names or name in self._recorded or OLD.fullmatch(name):
+            return True
+        m = TMP.fullmatch(name)
+        return m is not None and any(n.startswith(m.group("stem")) for n in self._names)
 
     # -- the files --
     def path(self, name: str) -> Path:

@@ -42,6 +42,13 @@ _LOCAL = "Give --out a local folder's path, e.g. --out reports."
             "of the folder's name", "Write --out 'r'."),
     ("'r'", "is wrapped in single quotes, which a config file or a second quoting left in, so they would be part "
             "of the folder's name", "Write --out 'r'."),
+    # h32a m3: curly quotes, a lone quote, bash's $'...'
+    ("\u201cr\u201d", "begins with a quotation mark, which a config file, a word processor or an unclosed quoting "
+                      "left in, so it would be part of the folder's name", "Write --out 'r'."),
+    ('r"', "ends with a quotation mark, which a config file, a word processor or an unclosed quoting left in, so it "
+           "would be part of the folder's name", "Write --out 'r'."),
+    ("$'x'", "is written in bash's $'...' quoting, which was left as written, so the '$' and the quotes would be "
+             "part of the folder's name", _LOCAL),
 ])
 def test_a_shell_leftover_as_out_is_refused_before_anything_is_made(tmp_path, monkeypatch, out, said, hint):
     from planner.cli.main import main
@@ -73,7 +80,7 @@ def test_a_path_that_exists_is_the_users_own(tmp_path, monkeypatch, out):
 
 
 @pytest.mark.parametrize("out", ["reports", "./-rf", "./~", "~/reports", "a~b/c", "r/100%", "run:2/z", "/tmp/o",
-                                 "a{b}", "r{1}", '"', "it's"])
+                                 "a{b}", "r{1}", "it's", "O'Brien/x"])
 def test_ordinary_paths_pass(out):
     # './-rf' is how a folder named '-rf' is written on purpose; a leading '~' is the caller's to say; 'run:2' has
     # more than one letter before the colon, so no drive

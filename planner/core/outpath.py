@@ -142,6 +142,9 @@ def out_path_problem(text: str) -> tuple[str, str | None] | None:
 
 #: A shell's brace expansion ('{a,b}', 'x{1..3}'), which bash makes into several words unless it is quoted.
 _BRACES = re.compile(r"\{[^{}/]*(?:,|\.\.)[^{}/]*\}")
+#: Quotation marks a folder's name should not begin or end with: ASCII, and the curly and angle ones that word
+#: processors and chat clients put in place of them.
+_QUOTES = "\"'\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb"
 #: A cmd.exe variable ('%USERPROFILE%'), which no POSIX shell or Python expands.
 _CMD_VARIABLE = re.compile(r"%[A-Za-z_][A-Za-z0-9_()]*%")
 
@@ -156,7 +159,8 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
       folder named '~' is one a later ``rm -r ~`` mistakes for the home folder (no path meant; './~' is how
       such a folder is named on purpose);
     - a brace expansion ('{a,b}', 'x{1..3}': quoted, so the shell made no words of it; no path meant);
-    - quotes around the whole path ('"r"', as a config file or a second quoting passes it; meant: 'r');
+    - quotes around the whole path ('"r"', as a config file or a second quoting passes it; meant: 'r'), a lone or
+      curly quotation mark at either end ('"r', '\u201cr\u201d'), bash's $'...' quoting;
     - a '*', '?' or '[' (a pattern the shell left as it was because it matched nothing; no path meant);
     - a first name beginning with '-' ('-rf'): every later command reads it as options (meant: './-rf')."""
     if not text or os.path.lexists(text):
@@ -182,6 +186,13 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
         kind = "double" if text[0] == '"' else "single"
         return (f"is wrapped in {kind} quotes, which a config file or a second quoting left in, so they would be part "
                 "of the folder's name", text[1:-1])
+    if text.startswith("$'") and text.endswith("'") and len(text) >= 3:  # bash's $'...' quoting, left as written
+        return ("is written in bash's $'...' quoting, which was left as written, so the '$' and the quotes would be "
+                "part of the folder's name", None)
+    if text[0] in _QUOTES or text[-1] in _QUOTES:  # a lone quote, or curly ones a word processor made (h32a m3)
+        return (f"{'begins' if text[0] in _QUOTES else 'ends'} with a quotation mark, which a config file, a word "
+                "processor or an unclosed quoting left in, so it would be part of the folder's name",
+                text.strip(_QUOTES) or None)
     glob = next((ch for ch in "*?[" if ch in text), None)
     if glob is not None:
         return (f"holds {glob!r}, a shell pattern that matched no file and was left as written, so it would be part "

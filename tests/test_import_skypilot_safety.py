@@ -179,6 +179,7 @@ def test_unsafe_regions_and_ancient_dates_are_refused(tmp_path: Path, option: st
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow  # two CLI runs in children: over 1.2 s on a loaded 2-core machine (pyproject addopts)
 def test_a_pipe_without_source_gets_a_note_to_give_one(tmp_path: Path) -> None:
     # each row's default source is the file's path; /dev/stdin (or a shell's <(...)) names nothing once read
     # (h29a m2). The rows are still written; the note says how to name where they come from.

@@ -85,6 +85,7 @@ def test_training_names_tp_and_data_parallel_ranks():
     assert (d["gpus"], d["tp"]) == (2, 2) and "replicas" not in d
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_estimate_reads_gpus_for_inference_as_fit_does():
     # the answer of fit, estimated: the same need per GPU, and the replicas said
     d = json.loads(run(*LLAMA_8B_4090, "--tp", 2, "--gpus", 4, "--json").output)
@@ -107,6 +108,7 @@ def test_estimate_reads_gpus_for_inference_as_fit_does():
     assert (alone["gpus"], alone["replicas"], alone["gpus_total"]) == (2, 1, 2)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_fit_prints_the_warnings_estimate_gives_for_the_answer():
     # ZeRO-3 on one GPU shards nothing: estimate warns, and so does fit for its answer
     args = ("--model", "gpt2", "--task", "train", "--zero", 3)

@@ -421,6 +421,7 @@ def test_plan_warns_about_price_sources_no_sources_file_defines(runner, tmp_path
     assert said in json.loads((out / "qlora-7b-12gb.json").read_text())["warnings"]
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_plan_says_an_overlay_is_in_use(runner, tmp_path):
     # A newcomer's price overlay changed nothing visible (the card it re-priced was not chosen): the text
     # says which overlay the plan read; without one it says nothing of overlays.

@@ -39,6 +39,7 @@ def _compare_with(tmp_path: Path, old: str, new: str) -> Path:
     ("depreciation_years: 3", "depreciation_years: 1.0e-300",
      "costs.depreciation_years: must be at least 0.0833 (1/12 to three digits: one month), not 1e-300"),
 ])
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_absurd_cost_inputs_are_refused_in_one_line(tmp_path: Path, old: str, new: str, message: str) -> None:
     from click.testing import CliRunner
 

@@ -279,6 +279,7 @@ def test_lowercase_presets_and_fp16_alias():
 
 # ----- planner fit --gpu-layers max --------------------------------------------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_fit_gpu_layers_max_finds_the_most_that_fit(tmp_path):
     from click.testing import CliRunner
 

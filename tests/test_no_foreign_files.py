@@ -47,6 +47,7 @@ def _bytes(d: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_hand_written_readme_beside_a_scenario_readme_is_kept(tmp_path: Path, monkeypatch) -> None:
     # hostile trial: README.yaml planned with --out . removed README.md and README.csv as stale reports
     monkeypatch.chdir(tmp_path)

@@ -98,6 +98,7 @@ def test_another_users_manifest_or_file_is_not_trusted(tmp_path: Path) -> None:
     assert "belongs to another user (uid 12345), so planner does not trust its list" in r.stderr
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_manifest_is_never_group_writable_whatever_the_umask(tmp_path: Path) -> None:
     old = os.umask(0o002)
     try:
@@ -183,6 +184,7 @@ def test_a_removal_failing_puts_the_replaced_files_back(tmp_path: Path, monkeypa
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_staging_named_folder_holding_a_foreign_file_is_left(tmp_path: Path) -> None:
     out = tmp_path / "k"
     foreign = out / f"{STAGING_PREFIX}abcd1234"

@@ -219,6 +219,7 @@ def test_import_skypilot_writes_runpod_regions_in_upper_case(tmp_path: Path, reg
     assert '    region: "US"' in (out / "cloud.yaml").read_text(encoding="utf-8").splitlines()
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("region", ["US-EAST-1", "us-east-1 ", "Us-East-1"])
 def test_import_skypilot_region_matches_the_lower_cased_region(tmp_path: Path, region: str) -> None:
     path = tmp_path / "aws" / "vms.csv"
@@ -423,6 +424,7 @@ def test_the_readme_says_which_options_have_no_file_key() -> None:
     ("\uff43\uff53\uff56", "'\uff43\uff53\uff56' is not a report format: format names are written in ASCII letters. "
                            "Write --format csv."),
 ])
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_format_hints_name_the_whole_list(tmp_path: Path, given: str, want: str) -> None:
     err = _cli_error("plan", QLORA, "--out", str(tmp_path / "o"), "--format", given)
     assert err == f"Error: --format: {want}\n", err

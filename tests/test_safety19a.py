@@ -331,6 +331,7 @@ def test_a_nameless_scenario_from_a_pipe_or_stdin_is_refused_with_out(tmp_path: 
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [".planner-reports.json", "a.json"]
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_nameless_mapping_is_refused_with_out_and_planned_without(tmp_path: Path) -> None:
     import yaml
 

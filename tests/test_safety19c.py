@@ -142,6 +142,7 @@ def test_hours_per_month_states_a_bound_a_file_can_write(tmp_path: Path) -> None
     assert frac.stderr.rstrip().endswith("YAML reads 1/12 as text; write it as a decimal: hours_per_month: 0.0833.")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_depreciation_years_floor_is_a_decimal(tmp_path: Path) -> None:
     r = _run("compare", str(_compare_with(tmp_path, "depreciation_years: 3", "depreciation_years: 0.01")))
     assert r.exit_code == 2

@@ -224,6 +224,7 @@ def _big_extras_plan(tmp_path: Path) -> Path:
     return tmp_path / "o" / "big.xlsx"
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_totals_columns_are_as_wide_as_the_totals(tmp_path: Path) -> None:
     import openpyxl
 

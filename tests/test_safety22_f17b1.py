@@ -67,6 +67,7 @@ def test_plan_workbook_titles_escape_a_name_once_and_properties_not_at_all(tmp_p
     _check_titles(_plan_xlsx(tmp_path), NAME, STORED)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_compare_workbook_titles_escape_a_name_once(tmp_path: Path) -> None:
     text = (REPO / "scenarios" / "compare-qlora-7b-12gb.yaml").read_text(encoding="utf-8")
     s = tmp_path / "c.yaml"

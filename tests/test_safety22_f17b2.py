@@ -46,6 +46,7 @@ def _calibration(tmp_path: Path, fraction: str) -> Path:
     # '01' and '0_1' -> 0.1; each lies in allocator_fraction's range, 0 to 1 (planner.validate.calibrate)
     ("05", "0.5"), ("01", "0.1"), ("0_1", "0.1"),
 ])
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_a_leading_zero_allocator_fraction_gets_the_fraction_hint(tmp_path: Path, written: str, meant: str) -> None:
     code, err = _run(*EST_INFER, "--calibration", str(_calibration(tmp_path, written)))
     assert code == 2
@@ -255,6 +256,7 @@ def test_a_dot_that_may_separate_thousands_is_refused(tmp_path: Path, kwargs: di
     assert where in err and hint in err, err
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_each_reading_of_the_dotted_number_is_read(tmp_path: Path) -> None:
     # the hints, followed, are taken: 100000 tokens and $1.5 (1.5 has one decimal, 1500 none)
     for kwargs in (dict(tokens="100000", price="1.5"), dict(tokens="100", price="1500", budget="5000")):

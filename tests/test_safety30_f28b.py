@@ -151,6 +151,7 @@ def test_container_whose_iteration_raises_is_input_error(make, entry, kind, rais
     assert str(err).startswith(f"{entry}: could not be read as a {kind}: RuntimeError: {raised}")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_honest_abc_containers_still_taken():
     # a UserList of workloads and a UserDict scenario are read as the list and dict they hold
     sc = _scenario()
@@ -315,6 +316,7 @@ def test_catalog_entry_list_or_value_whose_reads_raise_is_catalog_error():
         assert str(info.value).startswith(f"the Catalog given: gpus[{at}] (rtx-4090).{said}")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_abstract_integral_and_unprintable_exception():
     class Abstract:  # gives __int__ and __index__, leaves the arithmetic abstract (numbers.Integral's own would raise)
         def __int__(self):

@@ -64,6 +64,7 @@ def test_exempt_check_name_that_is_no_text_or_repeated(shipped):
     assert str(info.value).startswith(f"the Catalog given: {where}.prices[0].exempt: names the check 'stale' twice")
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_exempt_as_loader_builds_it_is_taken(shipped):
     # A stated exception, a tuple of pairs or a list of lists: the reader builds the same tuple of pairs.
     for value in ((("stale", "why it stands"),), [["stale", "why it stands"]]):

@@ -134,6 +134,7 @@ def test_a_look_ahead_in_a_compressed_tensors_ignore_is_refused() -> None:
            "(RE2) does not support; Transformers reads it with Python's re" in str(got.value)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_cli_refuses_a_back_reference_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     q = dict(BNB, llm_int8_skip_modules=[r"(mlp)\1"])

@@ -105,6 +105,7 @@ def test_the_matcher_itself_gives_no_warning_for_such_an_entry() -> None:
     (_ct(["lm_head", "re:.*[[m]lp.*"]), "ignore[1]"),
     (dict(AWQ, modules_to_not_convert=["[a--b]"]), "modules_to_not_convert[0]"),
 ], ids=["awq", "compressed_tensors", "difference"])
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_the_cli_says_one_line_under_warnings_as_errors(tmp_path: Path, q: dict, field: str) -> None:
     got = _cli(tmp_path, q)
     assert got.returncode == 2, got.stderr

@@ -60,6 +60,7 @@ def test_estimate_reads_each_text_keyword_through_str(method: str) -> None:
     assert got == expected
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("method", [*METHODS, "all"])
 def test_a_bad_text_is_refused_as_the_plain_str_is(method: str) -> None:
     hostile = ALL if method == "all" else _raising(method)

@@ -99,6 +99,7 @@ def test_an_acl_that_cannot_be_kept_refuses_the_replacement(tmp_path: Path, monk
 
 # -- 2. nothing is chmod-ed or chown-ed by path ----------------------------------------------------------
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_no_file_planner_writes_is_chmod_by_path_and_the_manifest_is_private(tmp_path: Path, monkeypatch) -> None:
     def by_path(*args, **kwargs):
         raise AssertionError(f"changed by path: {args}")

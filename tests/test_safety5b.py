@@ -133,6 +133,7 @@ def test_bidi_and_escape_from_a_config_are_visible_escapes_in_the_workbook(tmp_p
     assert "awq\\u202e6fb\\x1b]0;pwn\\x07" in xml
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_json_never_carries_a_lone_surrogate(tmp_path: Path) -> None:
     # before: "model": "d9mdl\udcff", which strict JSON parsers refuse
     import json

@@ -27,6 +27,7 @@ def _estimate(*extra: str):
     return CliRunner().invoke(main, [*ESTIMATE, *extra])
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("written, read", [("4.0", "4"), ("4.", "4"), ("+4", "4"), ("+4.0", "4"), ("4.0e+0", "4")])
 def test_a_whole_number_is_read_on_the_command_line_as_files_read_it(written: str, read: str) -> None:
     given, plain = _estimate("--micro-batch", written), _estimate("--micro-batch", read)

@@ -133,6 +133,7 @@ def test_llama_cpp_without_its_dot_is_answered_with_the_spelling():
     assert "Error: --engine: 'llamacpp' is spelled llama.cpp here. Write --engine llama.cpp." in result.output
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_gguf_weights_without_llama_cpp_name_the_engine_to_add():
     default = _run(["estimate", *LLAMA_8B, "--weights", "Q4_K_M"])
     vllm = _run(["estimate", *LLAMA_8B, "--engine", "vllm", "--weights", "q4_k_m"])

@@ -212,6 +212,7 @@ def test_sliding_window_request_takes_the_window_plus_one_chunk():
     assert llama.bytes(4100) == 131_072 * 4112
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_sliding_window_estimate_and_fit_agree_on_the_sequences_that_fit():
     # Mistral-7B-v0.1 on an H100 (vllm serve's 8,192 batched tokens), 16,384-token requests: the KV
     # budget over 1,612,709,888 B per request is what estimate prints and the concurrency fit finds.

@@ -197,6 +197,7 @@ def test_document_properties(book):
     assert "seed-lab" in props.subject
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("sheet", SHEETS)
 def test_print_setup_and_frozen_header(book, sheet):
     ws = book[sheet]
@@ -792,6 +793,7 @@ def _catalog_arch(model_id: str):
     dict(method="full", recipe="mixed-bf16"),
     dict(method="full", recipe="pure-bf16", optimizer="adamw-8bit"),
 ])
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_recipe_row_matches_the_memory_model(keys):
     """Every byte count in the row is read back from the estimate's own components."""
     from planner.memory import estimate
@@ -1131,6 +1133,7 @@ def test_plan_workbook_sheets(tmp_path, evil):
     assert alts.cell(row=4 + n, column=1).value is None
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_scenario_names_with_formula_prefixes_are_text(tmp_path, evil):
     """A scenario whose names start with =, +, - and @: every such cell holds text."""
     from planner.report.from_plan import workbook_data_from_plan

@@ -510,6 +510,7 @@ def test_quote_and_summary_cover_every_copy_a_rate_needs(rated_cli):
     assert f"capex 2 x ${one:,.2f} = ${n * one:,.2f}" in text
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_one_copy_leaves_the_quote_as_planned(tmp_path):
     # the seed scenario gives no request rate: one copy, the plan's quote unchanged, capex = its grand total
     result = run_compare(str(SEED), "--json", "--out", str(tmp_path))
@@ -576,6 +577,7 @@ def test_libreoffice_copies_workbook_totals_equal_the_capex_compared(rated_cli, 
     assert got2["Summary"].cell(total_row, 2).value == pytest.approx(local["capex_usd"] + 200, abs=0.005)
 
 
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
 def test_assumptions_list_each_entry_once_and_share_a_row_per_source(tmp_path):
     # The compare workbook's "Catalog entries used": the cloud instances of one SkyPilot snapshot cite the
     # same source, date and file, so they share one row (the printed sheet was 9 pages of the same text);

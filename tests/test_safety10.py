@@ -169,21 +169,13 @@ def test_a_manifest_that_cannot_be_updated_after_the_moves_is_said_and_the_set_s
     # hostile pass 7A item 2: the disk fills after the reports were swapped in; the manifest written before the
     # moves knows them, so the run says so in a note rather than fail as if nothing had been written
     from planner.core import reportset
-    from planner.core.errors import OutputError
+    from tests.test_safety35_f31a import _failing_second_manifest
 
     scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
     out = tmp_path / "o"
     assert CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json,md"]).exit_code == 0
     real = reportset.write_manifest
-    calls = []
-
-    def full_after_the_moves(out_dir: Path, files: dict, notes: list | None = None) -> None:
-        calls.append(files)
-        if len(calls) == 2:
-            raise OutputError(f"{out_dir / reportset.MANIFEST}: cannot write (No space left on device).")
-        real(out_dir, files, notes)
-
-    monkeypatch.setattr(reportset, "write_manifest", full_after_the_moves)
+    _failing_second_manifest(monkeypatch)  # the manifest written after the moves fails
     r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
     assert (f"The reports are in place, but the manifest was not brought up to date: {out / reportset.MANIFEST}: "

@@ -157,13 +157,8 @@ def test_junk_is_refused_at_quantization_config(tmp_path: Path, monkeypatch, cap
     if q.get("quant_method") == "mxfp4":  # mxfp4 needs a mixture of experts: a tiny gpt-oss shape
         cfg = dict(cfg, model_type="gpt_oss", architectures=["GptOssForCausalLM"], num_local_experts=4,
                    num_experts_per_tok=2, head_dim=64)
-    (tmp_path / "m").mkdir()
-    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as got:
-        cli_main(["estimate", "--model", "./m", "--task", "infer", "--context", "1024", "--gpu", "h100-sxm"])
-    err = capsys.readouterr().err
-    assert got.value.code == 2
+    code, err = estimate_refused(tmp_path, monkeypatch, capsys, cfg)
+    assert code == 2
     assert err.startswith("Error: m/config.json:1: quantization_config: "), err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
     with pytest.raises(ModelConfigError) as api:
@@ -177,3 +172,14 @@ def test_good_lists_are_taken() -> None:
               dict(GPTQ, modules_in_block_to_quantize=[["self_attn.q_proj"]]), dict(BNB, llm_int8_skip_modules=None),
               dict(AWQ, version="GEMM"), dict(GPTQ, checkpoint_format="gptq_v2")):  # AutoAWQ writes GEMM
         from_hf_config(dict(_LLAMA, quantization_config=q), "m/config.json")
+
+
+def estimate_refused(tmp_path: Path, monkeypatch, capsys, cfg: dict) -> tuple[object, str]:
+    """``planner estimate`` of the model ``cfg`` (written to tmp_path/m/config.json), run in process from tmp_path:
+    its exit code and standard error (a run that exits 0 fails the test)."""
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as got:
+        cli_main(["estimate", "--model", "./m", "--task", "infer", "--context", "1024", "--gpu", "h100-sxm"])
+    return got.value.code, capsys.readouterr().err

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from planner.cli.main import main as cli_main
 from planner.core.errors import InputError, ModelConfigError
 from planner.memory.quant import _module_paths, _placed, kept_linear
 from planner.model.architecture import from_hf_config
 from planner.model.quant_checks import MAX_NAME_CHARS, MAX_NAMES, _pattern_problem
 from planner.model.quantization import KeptModules, WeightScheme, kept_modules
+from tests.test_safety30_f28c import estimate_refused
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,17 +88,23 @@ def test_a_look_around_is_refused_as_python_only() -> None:
     assert said is not None and said.startswith('[0]: "(?=(a+)+)x" uses a look-ahead, which planner'), said
 
 
-@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
-def test_the_cli_matches_the_pattern_at_once(tmp_path: Path) -> None:
-    """Before pass 29 this estimate ran past 30 s; with RE2 it runs; a time limit fails instead of hanging."""
+def estimate_child(tmp_path: Path, cfg: dict) -> tuple[subprocess.CompletedProcess, float]:
+    """``planner estimate`` of the model ``cfg`` (written to tmp_path/m/config.json) in a child process (60 s limit:
+    a hang fails the test), with its result and its wall time in seconds."""
     (tmp_path / "m").mkdir()
-    (tmp_path / "m" / "config.json").write_text(json.dumps(dict(_LLAMA, quantization_config=SLOW["awq"][0])))
+    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     got = subprocess.run([sys.executable, "-m", "planner", "estimate", "--model", "./m", "--task", "infer",
                           "--context", "1024", "--gpu", "h100-sxm"], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=60)
-    took = time.perf_counter() - start
+    return got, time.perf_counter() - start
+
+
+@pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)
+def test_the_cli_matches_the_pattern_at_once(tmp_path: Path) -> None:
+    """Before pass 29 this estimate ran past 30 s; with RE2 it runs; a time limit fails instead of hanging."""
+    got, took = estimate_child(tmp_path, dict(_LLAMA, quantization_config=SLOW["awq"][0]))
     assert got.returncode == 0, got.stderr
     assert "Traceback" not in got.stderr
     assert took < 30  # a start-up and an estimate, not a match of 2^30 steps a module
@@ -191,13 +197,8 @@ def test_the_scheme_ignorer_gives_what_the_rule_gives() -> None:
 ])
 def test_an_entry_that_is_no_regular_expression_is_refused(tmp_path: Path, monkeypatch, capsys, q: dict,
                                                           where: str) -> None:
-    (tmp_path / "m").mkdir()
-    (tmp_path / "m" / "config.json").write_text(json.dumps(dict(_LLAMA, quantization_config=q)))
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as got:
-        cli_main(["estimate", "--model", "./m", "--task", "infer", "--context", "1024", "--gpu", "h100-sxm"])
-    err = capsys.readouterr().err
-    assert got.value.code == 2
+    code, err = estimate_refused(tmp_path, monkeypatch, capsys, dict(_LLAMA, quantization_config=q))
+    assert code == 2
     assert err.startswith("Error: m/config.json:1: quantization_config: quantization_config."), err
     assert where in err and err.count("\n") == 1 and "Traceback" not in err
 

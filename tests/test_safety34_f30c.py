@@ -31,7 +31,7 @@ from planner.model.linearre import MAX_PIECES, joined, pieces
 from planner.model.quant_checks import _pattern_problem
 from planner.model.quantization import KeptModules, WeightScheme, kept_modules
 # the small Llama (2 layers, width 512; _deep(n): n layers) and the quantization_config stems of pass 29's tests
-from tests.test_safety31_f29a import _LLAMA, AWQ, BNB, FP8, _ct, _deep
+from tests.test_safety31_f29a import _LLAMA, AWQ, BNB, FP8, _ct, _deep, estimate_child
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,15 +75,8 @@ def test_a_compressed_tensors_re_entry_is_matched_at_once() -> None:
 
 def test_the_cli_estimates_the_report_case_at_once(tmp_path: Path) -> None:
     """h30b N1's reproduction: ``.?`` 27 times then Z; SIGTERM after 60 s before the fix."""
-    (tmp_path / "m").mkdir()
     q = dict(AWQ, modules_to_not_convert=[".?" * 27 + "Z"])
-    (tmp_path / "m" / "config.json").write_text(json.dumps(dict(_deep(32), quantization_config=q)))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    start = time.perf_counter()
-    got = subprocess.run([sys.executable, "-m", "planner", "estimate", "--model", "./m", "--task", "infer",
-                          "--context", "1024", "--gpu", "h100-sxm"], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=60)
-    took = time.perf_counter() - start
+    got, took = estimate_child(tmp_path, dict(_deep(32), quantization_config=q))
     assert got.returncode == 0, got.stderr
     assert "Traceback" not in got.stderr
     assert took < 30, took  # a start-up and an estimate

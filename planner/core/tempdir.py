@@ -69,9 +69,8 @@ def _why_unusable(value: str) -> str:
 def _system_temp_folder() -> Path | None:
     # the system's own, in tempfile's order: /tmp, /var/tmp, /usr/tmp, and the current folder when none of those
     # can take a file (full, read-only): that last one may be the catalog or the package
-    for folder in ("/tmp", "/var/tmp", "/usr/tmp"):
-        if _takes_files(folder):
-            return None
+    if _system_default() is not None:
+        return None
     try:
         return Path(os.getcwd()) / _CWD_MARK
     except OSError:
@@ -222,7 +221,8 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
                                    f"importer's check copy) would be made there, {landing}. Give another output "
                                    "folder, or set TMPDIR to a private folder of your own elsewhere (one made with "
                                    "mkdir -m 700).")
-        unset = ("" if _system_default() is not None and os.path.abspath(where) == str(_system_default())
+        default = _system_default()
+        unset = ("" if default is not None and os.path.abspath(where) == str(default)
                  else ", or set it to None (then TMPDIR or /tmp is used)" if var == "tempfile.tempdir"
                  else ", or unset it (then /tmp is used)")
         raise DestinationError(f"the temporary folder {shown} ({var}) {how} {what.format(escape_unsafe(str(folder)))}: "

@@ -95,7 +95,7 @@ from planner.core.destinations import check_destinations, refuse_input  # noqa: 
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
 from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, clear_staging,
-                                    made_by_mkdtemp, named_here, own_stream)
+                                    made_by_mkdtemp, named_here, own_stream, temp_of)
 
 # the staging mark and the cleanup that goes by it (planner.core.stagemark), under the names tests and modules use
 _NO_MARK, _NOT_REMOVED, _MARK_HEADER, _TMP, _OLD = NO_MARK, NOT_REMOVED, MARK_HEADER, TMP, OLD
@@ -312,10 +312,7 @@ class ReportSet:
     def _put_here(self, name: str) -> bool:
         """Whether ``name`` in the staging folder is one this run put there: a report it staged, a temporary
         planner.core.atomic made for one ('.NAME.XXXXXXXX.tmp'), a previous report its moves kept ('<i>.old')."""
-        if name in self._names or name in self._recorded or OLD.fullmatch(name):
-            return True
-        m = TMP.fullmatch(name)
-        return m is not None and any(n.startswith(m.group("stem")) for n in self._names)
+        return name in self._names or name in self._recorded or bool(OLD.fullmatch(name)) or temp_of(name, self._names)
 
     # -- the files --
     def path(self, name: str) -> Path:

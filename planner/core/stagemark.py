@@ -30,6 +30,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from planner.core.atomic import own_file_sha256
@@ -87,6 +88,13 @@ def named_here(names: set[str], enc: str) -> set[str]:
     return {os.fsdecode(n.encode(enc, "surrogateescape")) for n in names}
 
 
+def temp_of(name: str, reports: Iterable[str]) -> bool:
+    """Whether ``name`` is a temporary file planner.core.atomic makes for one of ``reports``
+    ('.NAME.XXXXXXXX.tmp', NAME cut to fit: :data:`TMP`)."""
+    m = TMP.fullmatch(name)
+    return m is not None and any(r.startswith(m.group("stem")) for r in reports)
+
+
 class _NotAName(ValueError):
     """A mark entry that is not a plain file name (a path, '..'): the mark is not one planner wrote."""
 
@@ -125,8 +133,7 @@ def _read_mark(data: bytes) -> tuple[set[str], set[str], set[str], bool, str]:
             # only a name as planner.core.atomic makes one for a listed report ('.NAME.XXXXXXXX.tmp', NAME cut to
             # fit), never any other name a hand-made mark lists (h32a N1: {"tmp": "my-notes.txt"})
             tmp = _plain(x["tmp"])
-            m = TMP.fullmatch(tmp)
-            if m is None or not any(name.startswith(m.group("stem")) for name in listed):
+            if not temp_of(tmp, listed):
                 raise _NotAName(tmp, "is no temporary file planner makes for a report the mark lists")
             tmps.add(tmp)
         elif isinstance(x, dict):

@@ -123,8 +123,9 @@ def test_long_instance_type_is_clipped_in_the_summary(tmp_path):
     r = _invoke("catalog", "import-skypilot", str(_vms(tmp_path, _ROW, row)), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())  # the summary is wrapped at the terminal's width
-    # each echo: the first 40 characters and the length (the entry's id is 'aws-' + the type: 5,005)
-    assert "(aws-" + long[:36] + "... (5,005 characters)).id:" in text
+    # each echo: the first 40 characters and the length (the entry's id is 'aws-' + the type: 5,005); the
+    # reason names the row's field, not its id (h32b M1), the row named beside it
+    assert "the catalog would refuse its id: 'aws-" + long[:36] + "...' is 5,005 characters long" in text
     assert "(line 3: " + long[:40] + "... (5,001 characters))" in text
     assert "x" * 100 not in r.output and len(r.output) < 1500
 

@@ -119,8 +119,11 @@ GPU_NAMES = GPU_ALIASES
 GCP_MACHINES = GCP_MACHINE_GPUS
 
 #: A region name as the clouds write them: letters, digits, '-' and '_' (us-east-1, us-central1, eastus, CA-MTL-1).
-_REGION_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?")
+_REGION_NAME = re.compile(r"[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*")  # one separator at a time: not us--east-1
 _AZURE_US = re.compile(r"^(east|west|central|northcentral|southcentral|westcentral)us\d?$")
+#: A US region of AWS, GCP or Lambda: 'us-', words of letters joined by '-', and the region's number (us-east-1,
+#: us-central1, us-midwest-1); 'us--east-1' or 'us-east-1.' is none (h32b M5: both were taken as US regions).
+_US_REGION = re.compile(r"us(?:-[a-z]+)+-?[0-9]+")
 _AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")  # use1-atl2-az1: a local zone, not a regular AZ
 
 
@@ -184,7 +187,7 @@ def is_us(provider: str, region: str) -> bool:
         return bool(_AZURE_US.match(region.lower()))
     if provider == "runpod":
         return region.upper() == "US"
-    return region.lower().startswith("us-") and "gov" not in region.lower()
+    return bool(_US_REGION.fullmatch(region.lower())) and "gov" not in region.lower()
 
 
 def overlay_gpu_names(gpus: Iterable[Any], shipped: Iterable[str]) -> dict[str, str]:
@@ -436,8 +439,17 @@ def _loader_problem(row: Imported) -> str | None:
 
     try:
         check_entry("instances", _entry_mapping(row, "SkyPilot catalog", "2000-01"))
-    except CatalogError as exc:  # the entry's id, as the entry's name, clipped as the reason clips it (h29b M2)
-        return f"the catalog would refuse it: {exc.one_line().replace(f'({row.id})', f'({clip_text(row.id, 40)})', 1)}"
+    except CatalogError as exc:
+        entry = (exc.entry or "").strip()
+        own = f"({row.id})"
+        if entry == own or entry.startswith(own + "."):  # the row is named beside the reason: its field, not its id,
+            field = entry[len(own) + 1:]  # so that rows refused alike are one kind of reason (h32b M1, M5)
+            said = f"its {field}" if field else "it"
+            hint = f" {exc.hint}" if exc.hint else ""
+            text = f"{exc.problem}.{hint}".replace("\r", "\\r").replace("\n", "\\n")
+            return f"the catalog would refuse {said}: {text}"
+        # another entry's id, as the entry's name, clipped as the reason clips it (h29b M2)
+        return f"the catalog would refuse it: {exc.one_line().replace(own, f'({clip_text(row.id, 40)})', 1)}"
     return None
 
 

@@ -1,0 +1,54 @@
+"""Issue 28, minors of hostile pass 32 (tester B): M5, 'us--east-1' and 'us-east-1.' were taken as US regions (the
+importer's test was a 'us-' prefix); M1, rows the catalog loader refuses for one reason were each a kind of their
+own in the left-out summary, as the reason named the row's id (one line per row, unlike every other reason)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner.catalog.skypilot import is_us
+from tests.sky_helpers import aws_csv, run_cli
+
+
+@pytest.mark.parametrize("region", ["us-east-1", "us-west-2", "us-central1", "us-east4", "us-midwest-1", "US-EAST-1"])
+def test_us_regions_as_the_clouds_name_them(region: str) -> None:
+    # AWS (us-east-1), GCP (us-central1, us-east4) and Lambda (us-midwest-1) name their US regions so
+    assert is_us("aws", region)
+
+
+@pytest.mark.parametrize("region", ["us--east-1", "us-east-1.", "us-", "us-east", "us-east-1a", "us-gov-west-1",
+                                    "us-east-1,", "us_east_1", "usa-east-1"])
+def test_no_us_region(region: str) -> None:
+    assert not is_us("aws", region)
+
+
+def test_a_malformed_us_region_is_said_so(tmp_path: Path) -> None:
+    csv = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.006,0.4,us--east-1,us-east-1a,x86_64",
+                  "g5.2xlarge,A10G,1,8,32,,1.212,0.5,us-east-1.,us-east-1a,x86_64",
+                  "p4d.24xlarge,A100,8,96,1152,,32.77,10,us-east-1,us-east-1a,x86_64")
+    code, out = run_cli("catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    text = " ".join(out.split())
+    assert ("left out 2: the region 'us--east-1' is no region name (the clouds write them in letters, digits and "
+            "'-', e.g. us-east-1); did the file mean 'us-east-1'?, and the same reason with other values in 1 row "
+            "(line 2: g5.xlarge, line 3: g5.2xlarge 'us-east-1.')") in text
+    written = (tmp_path / "o" / "cloud.yaml").read_text()
+    assert "us--east-1" not in written and "us-east-1." not in written
+
+
+def test_rows_the_loader_refuses_alike_are_one_kind(tmp_path: Path) -> None:
+    # six instance types of 300 characters: ids of 304 ('aws-' + the type), over the loader's 200
+    rows = [f"g{c * 299},A10G,1,4,16,,1.006,0.4,us-east-1,us-east-1a,x86_64" for c in "abcdef"]
+    csv = aws_csv(tmp_path, *rows, "p4d.24xlarge,A100,8,96,1152,,32.77,10,us-east-1,us-east-1a,x86_64")
+    code, out = run_cli("catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    text = " ".join(out.split())
+    # one line for the six rows, naming the field the loader refuses, and the first rows (before: six lines,
+    # one per row, as each reason named its row's id)
+    assert text.count("left out") == 1, out
+    assert "left out 6: the catalog would refuse its id: 'aws-gaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is 304 " \
+           "characters long" in text
+    assert "and the same reason with other values in 5 rows (line 2: gaaaa" in text
+    assert "(aws-g" not in text  # the id is not in the reason; the row is named beside it

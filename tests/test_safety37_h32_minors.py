@@ -52,3 +52,30 @@ def test_rows_the_loader_refuses_alike_are_one_kind(tmp_path: Path) -> None:
            "characters long" in text
     assert "and the same reason with other values in 5 rows (line 2: gaaaa" in text
     assert "(aws-g" not in text  # the id is not in the reason; the row is named beside it
+
+
+# -- h32b M2: a key holding a backslash was quoted as repr writes it (two backslashes); an empty key was
+# worded "key  is read as null" ----------------------------------------------------------------------------------
+
+_SCENARIO = "name: x\nworkloads:\n  - name: a\n    model: llama-2-7b\n    task: infer\n"
+
+
+@pytest.mark.parametrize("written, said", [
+    ('"mi\\\\cro": 3', "unknown key 'mi\\cro'."),  # the file's YAML escape '\\' is one backslash in the key
+    ("\"a\\\"b'c\": 3", "unknown key 'a\"b''c'."),  # a quote doubled, as YAML writes it in single quotes
+    ('"micro\\tbatch": 3', "unknown key 'micro\\tbatch'."),  # a tab: repr's escape, the only backslash
+])
+def test_an_unknown_key_is_quoted_as_the_file_holds_it(tmp_path: Path, written: str, said: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(_SCENARIO + "    " + written + "\n")
+    code, out = run_cli("plan", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert said in out, out
+
+
+def test_an_empty_key_is_said_to_be_empty(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(_SCENARIO + "    ? \n    : 3\n")  # an explicit key with nothing after '?': YAML's null
+    code, out = run_cli("plan", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert f"Error: {path}:6: workloads[0]: an empty key is read as null in YAML 1.1, not as a text." in out

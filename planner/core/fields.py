@@ -154,7 +154,7 @@ class Entry:
             if not isinstance(key, str):
                 raise self.error(f"key {key!r} is not a name", None, key_hint(allowed))
             if key not in allowed and len(key) > MAX_ECHO_CHARS:  # a runaway key: its first 80, at its entry (h24b M6)
-                raise self.error(f"unknown key {clip_text(key)!r}", None,
+                raise self.error(f"unknown key {said_key(clip_text(key))}", None,
                                  "Valid keys: " + ", ".join(sorted(allowed)) + ".")
             if key not in allowed:
                 told = _flow_list(self.data, key) or (explain(key, self.data[key]) if explain is not None else None)
@@ -163,8 +163,8 @@ class Entry:
                 problem, hint = _not_a_choice(key, allowed, "is an unknown key", lead="")
                 if hint is None or not hint.startswith("Did you mean"):
                     hint = "Valid keys: " + ", ".join(sorted(allowed)) + "."
-                raise self.error(problem.replace(f"{key!r} is an unknown key", f"unknown key {key!r}", 1), key, hint,
-                                 overridable=False)
+                raise self.error(problem.replace(f"{key!r} is an unknown key", f"unknown key {said_key(key)}", 1),
+                                 key, hint, overridable=False)
         for key in required:
             if key not in self.data:
                 raise self.error(f"missing required key {key!r}", None, (hints or {}).get(key))
@@ -611,3 +611,13 @@ def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: flo
         raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)
     if hi is not None and value > hi:
         raise entry.error(f"must be at most {_num(hi)}, not {shown}", key)
+
+
+def said_key(key: str) -> str:
+    """``key`` quoted as a message names a key from a file: in single quotes as written ('mi\\cro' shows one
+    backslash, as the file holds it, not repr's two: h32b M2), a quote in it doubled as YAML writes it; a key
+    holding a character a terminal would act on (a control, bidirectional or invisible one) as repr writes it,
+    its escapes then being the only backslashes' reading ('micro\\tbatch' for a tab)."""
+    if may_be_unsafe(key):
+        return repr(key)
+    return "'" + key.replace("'", "''") + "'"

@@ -63,7 +63,8 @@ def key_problem(key: Any, key_node: yaml.ScalarNode, value_node: yaml.Node) -> t
     quoted = "'" + clip_text(written).replace("'", "''") + "'"
     value = value_node.value if isinstance(value_node, yaml.ScalarNode) and value_node.style is None else None
     shown = f"{quoted}: {clip_text(value)}" if isinstance(value, str) and value else f"{quoted}:"
-    return (f"key {clip_text(written)} is read as {kind} in YAML 1.1, not as a text", key_node.start_mark.line + 1,
+    key = f"key {clip_text(written)}" if written else "an empty key"  # '? ' with nothing after it (h32b M2)
+    return (f"{key} is read as {kind} in YAML 1.1, not as a text", key_node.start_mark.line + 1,
             f"Quote it: {shown} (every key planner reads is a text).")
 
 

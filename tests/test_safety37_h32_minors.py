@@ -79,3 +79,40 @@ def test_an_empty_key_is_said_to_be_empty(tmp_path: Path) -> None:
     code, out = run_cli("plan", str(path), "--out", str(tmp_path / "o"))
     assert code == 2
     assert f"Error: {path}:6: workloads[0]: an empty key is read as null in YAML 1.1, not as a text." in out
+
+
+# -- h32b M3: the API's allowed_gpus as a numpy array or a generator got guesses at a name; a Fraction budget was
+# shown as a float ------------------------------------------------------------------------------------------------
+
+_API_SCENARIO = {"name": "x", "workloads": [{"name": "a", "model": "llama-2-7b", "task": "infer", "context": 512}]}
+
+
+def _api_error(constraints: dict) -> str:
+    from planner import plan
+    from planner.core.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        plan(dict(_API_SCENARIO, constraints=constraints))
+    return str(info.value)
+
+
+@pytest.mark.parametrize("make, kind", [(lambda: (g for g in ["l4"]), "generator"), (lambda: iter(["l4"]), "list_iterator")])
+def test_an_iterable_that_is_no_list_is_told_to_be_one(make, kind: str) -> None:
+    said = _api_error({"allowed_gpus": make()})
+    assert said == (f"constraints.allowed_gpus: must be a name (text) or a list of names, not a {kind} (planner reads "
+                    "lists). Give a list of names, e.g. ['l4', 'l40s'] (an array's .tolist(), a generator's list(...)).")
+
+
+def test_a_numpy_array_is_told_to_be_a_list() -> None:
+    np = pytest.importorskip("numpy")
+    said = _api_error({"allowed_gpus": np.array(["l4", "l40s"])})
+    assert "not a ndarray (planner reads lists). Give a list of names" in said
+    assert "valid names" not in said
+
+
+def test_a_fraction_budget_is_shown_as_given() -> None:
+    from fractions import Fraction
+
+    said = _api_error({"budget_usd": Fraction(1, 3)})
+    assert said == ("constraints.budget_usd: 1/3 (0.3333333333333333) USD has a fraction of a cent. A quote adds "
+                    "prices up in whole cents: write budget_usd: 0.33 or 0.34.")

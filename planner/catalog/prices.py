@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from decimal import Decimal
+from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -120,7 +121,7 @@ def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
         cents = usd * 100
         if abs(cents - round(cents)) <= 1e-4:
             return round(cents) / 100  # an int over 100: the float nearest the whole cents, as '0.3' reads
-        shown = repr(usd)
+        shown = f"{raw} ({usd!r})" if isinstance(raw, Fraction) else repr(usd)  # 1/3 as given (h32b M3)
         down, up = math.floor(cents) / 100, math.ceil(cents) / 100
         lot = usd * quantity * 100
     lot_hint = (f", or price the lot as one line (quantity: 1, {k}: {round(lot) / 100:.2f} for {quantity} x {shown})"

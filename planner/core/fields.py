@@ -355,6 +355,11 @@ class Entry:
             if isinstance(value, Mapping):
                 raise self.error(f"must be a list of names, not {_kind(value)}", key,
                                  f"Write the names in brackets, e.g. {key}: [a, b], or one per line after '- '.")
+            if isinstance(value, Iterable):  # a generator, an iterator, a numpy array from the API: no name to judge
+                raise self.error(f"must be a name (text) or a list of names, not a {clip_text(type(value).__name__)} "
+                                 "(planner reads lists)", key,  # (h32b M3: it got guesses at a name)
+                                 "Give a list of names, e.g. ['l4', 'l40s'] (an array's .tolist(), a generator's "
+                                 "list(...)).")
             raise self.error(f"must be a name (text) or a list of names, not {_item_kind(value)}", key,
                              _name_hint(value, known))
         lines = getattr(value, "lines", [])

@@ -116,3 +116,25 @@ def test_a_fraction_budget_is_shown_as_given() -> None:
     said = _api_error({"budget_usd": Fraction(1, 3)})
     assert said == ("constraints.budget_usd: 1/3 (0.3333333333333333) USD has a fraction of a cent. A quote adds "
                     "prices up in whole cents: write budget_usd: 0.33 or 0.34.")
+
+
+# -- h32a m2: a report with a second hard link was replaced without a word (calibrate refuses such a file) ------------
+
+def test_a_replaced_report_with_another_hard_link_is_said(tmp_path: Path) -> None:
+    import os
+
+    from planner.core.atomic import write_text
+    from planner.core.reportset import ReportSet
+
+    out = tmp_path / "o"
+    for text in ("# first\n", "# second\n"):
+        with ReportSet(out, set_name="plan r") as rs:
+            write_text(rs.path("r.md"), text)
+            rs.commit()
+        if text == "# first\n":
+            os.link(out / "r.md", tmp_path / "backup.md")  # the user's second name of the report
+            assert rs.notes == []
+    assert (out / "r.md").read_text() == "# second\n"
+    assert (tmp_path / "backup.md").read_text() == "# first\n"  # the other name keeps the earlier report
+    assert rs.notes == [f"{out / 'r.md'} had 1 other hard link(s): the new report is a new file, so the other names "
+                        "keep the earlier report."], rs.notes

@@ -530,6 +530,9 @@ class ReportSet:
                 self.gained[name] = os.fstat(fd).st_ino
                 return
             acl = _acl_of(self.out / name)  # read first: a change after this is found after the swap (moves)
+            if stat.S_ISREG(old.st_mode) and old.st_nlink > 1:  # said, as calibrate refuses such a file (h32a m2)
+                self.notes.append(f"{self.out / name} had {old.st_nlink - 1} other hard link(s): the new report is a "
+                                  "new file, so the other names keep the earlier report.")
             keep_access(fd, old, self.out / name, self.out / name, self.notes)
             st_new = os.fstat(fd)
             self.copied[name] = (kept_mode(old), acl, st_new.st_ino, st_new.st_gid)

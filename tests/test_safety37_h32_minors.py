@@ -138,3 +138,27 @@ def test_a_replaced_report_with_another_hard_link_is_said(tmp_path: Path) -> Non
     assert (tmp_path / "backup.md").read_text() == "# first\n"  # the other name keeps the earlier report
     assert rs.notes == [f"{out / 'r.md'} had 1 other hard link(s): the new report is a new file, so the other names "
                         "keep the earlier report."], rs.notes
+
+
+# -- h32a m4: a report the set gained, swapped for a symbolic link during the moves, was said as "Too many levels of
+# symbolic links" (O_NOFOLLOW's ELOOP) ---------------------------------------------------------------------------------
+
+def test_a_gained_report_swapped_for_a_link_is_said_to_be_one(tmp_path: Path) -> None:
+    import errno
+    import os
+
+    from planner.core.access import recheck_gained
+
+    template = tmp_path / "r.csv"
+    template.write_text("a\n")
+    new = tmp_path / "r.md"
+    new.write_text("# r\n")
+    ino = new.stat().st_ino
+    new.unlink()
+    new.symlink_to(template)  # another program swaps planner's new report for a link
+    with pytest.raises(OSError) as info:
+        recheck_gained(new, ino, [template])
+    assert info.value.errno == errno.ELOOP
+    assert info.value.strerror == ("it is now a symbolic link, not the file planner put there: another program "
+                                   "replaced it")
+    assert os.readlink(new) == str(template)  # left as it is

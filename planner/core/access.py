@@ -17,6 +17,7 @@ user matched by no entry gets the ACL_OTHER permissions).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import struct
@@ -239,7 +240,13 @@ def _open_own(path: Path, ino: int) -> int | None:
     Raises:
         OSError: the name cannot be opened (gone, a link).
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):  # O_NOFOLLOW's ELOOP: 'Too many levels of symbolic
+            raise OSError(exc.errno, "it is now a symbolic link, not the file planner put there: another "  # links'
+                          "program replaced it") from None  # was the wording (h32a m4)
+        raise
     try:
         if os.fstat(fd).st_ino == ino:
             return fd

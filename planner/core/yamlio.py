@@ -810,18 +810,20 @@ def load_mapping(path: Path, *, hint: str | None = None, max_nodes: int | None =
     return read_mapping(path, hint=hint, max_nodes=max_nodes)[0]
 
 
-def read_mapping(path: Path, *, hint: str | None = None,
-                 max_nodes: int | None = MAX_NODES) -> tuple[LineDict, InputFile]:
+def read_mapping(path: Path, *, hint: str | None = None, max_nodes: int | None = MAX_NODES,
+                 source: InputFile | None = None) -> tuple[LineDict, InputFile]:
     """:func:`load_mapping`, with the bytes read (:class:`planner.core.infile.InputFile`: for the
-    file's SHA-256, or its text): the file is read once, for both.
+    file's SHA-256, or its text): the file is read once, for both; ``source``, when given, is those bytes
+    already read (by :func:`planner.core.infile.read_input` of ``path``).
 
     Raises:
         YamlProblem: as :func:`load_mapping`.
     """
-    try:
-        source = read_input(path)
-    except FileProblem as exc:
-        raise YamlProblem.of(exc) from None
+    if source is None:
+        try:
+            source = read_input(path)
+        except FileProblem as exc:
+            raise YamlProblem.of(exc) from None
     return parse_mapping(source, hint=hint, max_nodes=max_nodes), source
 
 

@@ -180,9 +180,10 @@ def test_the_manifest_names_each_report_its_digest_and_set(tmp_path: Path) -> No
     assert _plan(str(s), "--out", str(out), "--format", "csv,json").exit_code == 0
     doc = json.loads((out / MANIFEST).read_text())
     assert doc["format"] == "planner report manifest 1"
-    # each entry: the report's SHA-256 and its size in bytes (as os.stat gives it), and its set
+    # each entry: the report's SHA-256 and its size in bytes (as os.stat gives it), its set and the scenario file
+    # it was planned from
     assert doc["files"] == {n: {"sha256": [hashlib.sha256((out / n).read_bytes()).hexdigest()], "set": "plan s",
-                                "bytes": [(out / n).stat().st_size]} for n in ("s.csv", "s.json")}
+                                "from": str(s), "bytes": [(out / n).stat().st_size]} for n in ("s.csv", "s.json")}
 
 
 def test_a_calibration_is_never_saved_into_the_shipped_catalog(tmp_path: Path) -> None:

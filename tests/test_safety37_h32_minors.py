@@ -162,3 +162,44 @@ def test_a_gained_report_swapped_for_a_link_is_said_to_be_one(tmp_path: Path) ->
     assert info.value.strerror == ("it is now a symbolic link, not the file planner put there: another program "
                                    "replaced it")
     assert os.readlink(new) == str(template)  # left as it is
+
+
+# -- h29a m1: two scenario files of one name replaced each other's reports in one --out without a word -------------
+
+def test_a_set_planned_from_another_scenario_file_of_the_same_name_is_said(tmp_path: Path) -> None:
+    import json
+
+    from planner.core.atomic import write_text
+    from planner.core.reportset import ReportSet
+
+    out = tmp_path / "o"
+    said = []
+    for origin in ("a.yaml", "b.yaml", "b.yaml"):
+        with ReportSet(out, set_name="plan lab", origin=tmp_path / origin) as rs:
+            write_text(rs.path("lab.md"), f"# from {origin}\n")
+            rs.commit()
+        said.append(list(rs.notes))
+        entry = json.loads((out / ".planner-reports.json").read_text())["files"]["lab.md"]
+        assert entry["from"] == str(tmp_path / origin)  # the manifest records the file the set came from
+    # the first run from b.yaml replaces a.yaml's reports, and says so; b.yaml again is its own set
+    assert said == [[], [f"Replaced {out / 'lab.md'}, planned from another scenario file, {tmp_path / 'a.yaml'}, of "
+                         "the same name (lab): reports are named by the scenario's name, so give one of the two files "
+                         "another 'name:' to keep both sets."], []], said
+    assert (out / "lab.md").read_text() == "# from b.yaml\n"
+
+
+def test_a_set_from_the_api_records_no_file(tmp_path: Path) -> None:
+    import json
+
+    from planner.core.atomic import write_text
+    from planner.core.reportset import ReportSet
+
+    out = tmp_path / "o"
+    with ReportSet(out, set_name="plan lab", origin=tmp_path / "a.yaml") as rs:
+        write_text(rs.path("lab.md"), "# a\n")
+        rs.commit()
+    with ReportSet(out, set_name="plan lab") as rs:  # a scenario given as a mapping: no file to compare
+        write_text(rs.path("lab.md"), "# mapping\n")
+        rs.commit()
+    assert rs.notes == []
+    assert "from" not in json.loads((out / ".planner-reports.json").read_text())["files"]["lab.md"]

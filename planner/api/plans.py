@@ -493,7 +493,8 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
             stale = [f"{stem}.{ext}" for ext in PLAN_FORMATS
                      if ext not in written and os.path.lexists(Path(out) / f"{stem}.{ext}")]
             if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
-                with ReportSet(out, set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat), shown=given) as rs:
+                with ReportSet(out, set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat), shown=given,
+                               origin=getattr(sc, "file", None) or None) as rs:
                     if "csv" in formats:
                         write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(exc.candidates))
                     if "json" in formats:
@@ -518,7 +519,8 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     if "xlsx" in formats:  # openpyxl (a large import) loaded before the output folder is locked and staged
         import openpyxl  # noqa: F401
     before_writing(out, [f"{stem}.{ext}" for ext in formats], cat, temp="xlsx" in formats, shown=given)  # again
-    with ReportSet(out, set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat), shown=given) as rs:
+    with ReportSet(out, set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat), shown=given,
+                   origin=getattr(sc, "file", None) or None) as rs:
         if "csv" in formats:
             write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(result.candidates))
         if "json" in formats:

@@ -87,7 +87,7 @@ from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refus
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
 from planner.core.inuse import in_use
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
-from planner.core.names import OneLineNotes, escape_unsafe
+from planner.core.names import OneLineNotes, clip_text, escape_unsafe
 from planner.core.pseudofs import is_mount_point
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
                                        _OWN_HINT, _owned_or_refused, _owns, _replaceable, _same_set, check_name)
@@ -121,6 +121,10 @@ class ReportSet:
         set_name: the report set's name in the manifest ('plan <stem>'); only files the manifest
             lists under this name, unchanged since planner wrote them, are replaced or removed.
         inputs: the run's input files; none of them is ever replaced or removed.
+        origin: the scenario file the set is planned from (made absolute here), recorded in the manifest beside
+            each report (its "from"): a set of the same name from another file replaces it with a note, as
+            reports are named by the scenario's ``name``, not by its file (h29a m1); None (a scenario given
+            as a mapping in Python) records nothing.
         guard: the command's :class:`planner.core.interrupt.SignalGuard`, which holds signals while
             the set is moved into place; None: the guard whose handlers are installed, if any
             (:func:`planner.core.interrupt.active_guard`), else the signals are only masked.
@@ -134,7 +138,8 @@ class ReportSet:
     """
 
     def __init__(self, out_dir: Path, *, guard: SignalGuard | None = None, set_name: str = "reports",
-                 inputs: Iterable[str | Path] = (), shown: Path | str | None = None) -> None:
+                 inputs: Iterable[str | Path] = (), shown: Path | str | None = None,
+                 origin: str | Path | None = None) -> None:
         # a relative out_dir joined to the current folder now, once: every step goes by that absolute path, so an
         # os.chdir of another thread during the run changes nothing (planner.core.resolved); the lines, the
         # notes and the paths given back show it as ``shown`` (default: out_dir as given)
@@ -143,6 +148,7 @@ class ReportSet:
         self.guard = guard
         self.set_name = set_name
         self.inputs = tuple(inputs)
+        self.origin = _absolute(origin) if origin else None
         self._names: list[str] = []
         self._stale: list[str] = []
         self._lock_fd: int | None = None
@@ -401,6 +407,7 @@ class ReportSet:
         for name in self._names:
             _owned_or_refused(self.out, name, manifest, self.set_name, self.inputs)
             _replaceable(self.out / name)
+        self._other_origins(manifest)
         for name in self._stale:
             if name not in self._names:
                 _not_another_sets(self.out, name, manifest, self.set_name)
@@ -442,7 +449,7 @@ class ReportSet:
         # before the moves, the manifest knows the new files as well as the old (a crash part-way leaves
         # files planner still recognises); after them, only what is there
         sizes = {n: os.lstat(self._staging / n).st_size for n in self._names}
-        during = {**files, **{n: _entry(self.set_name, digests[n], sizes[n], files.get(n)) for n in self._names}}
+        during = {**files, **{n: _entry(self.set_name, digests[n], sizes[n], files.get(n), self.origin) for n in self._names}}
         from planner.core.moves import finish_removal
 
         done: list[Path] = []
@@ -452,7 +459,7 @@ class ReportSet:
                 done = self._move(removed, manifest, digests)
                 self._committed = True  # the new set is in place, whole: nothing below undoes that
                 after = {n: e for n, e in during.items() if n not in removed}
-                after.update({n: _entry(self.set_name, digests[n], sizes[n]) for n in self._names})
+                after.update({n: _entry(self.set_name, digests[n], sizes[n], origin=self.origin) for n in self._names})
                 try:
                     write_manifest(self.out, after, self.notes)
                 except OutputError as exc:
@@ -480,6 +487,24 @@ class ReportSet:
             error.notes = tuple(self.notes)  # type: ignore[attr-defined]  (said before the error line)
             raise error
         return done
+
+    def _other_origins(self, manifest: dict[str, dict]) -> None:
+        """Say which reports of this set's name the manifest records as planned from another scenario file than
+        :attr:`origin`: this run replaces them (two scenario files of one ``name``), h29a m1."""
+        if self.origin is None:
+            return
+        others: dict[str, list[str]] = {}
+        for name in self._names:
+            entry = manifest.get(name) or {}
+            was = entry.get("from")
+            if isinstance(was, str) and was != self.origin and _same_set(entry.get("set"), self.set_name) \
+                    and _lexists(self.out / name):
+                others.setdefault(was, []).append(name)
+        for was, names in others.items():
+            self.notes.append(f"Replaced {', '.join(str(self.out / n) for n in names)}, planned from another scenario "
+                              f"file, {clip_text(was, 200)}, of the same name ({self.set_name.split(' ', 1)[-1]}): "
+                              "reports are named by the scenario's name, so give one of the two files another "
+                              "'name:' to keep both sets.")
 
     def _set_mode(self, manifest: dict[str, dict]) -> int | None:
         """The permission bits every report of this set now in the folder allows (their modes ANDed), or None
@@ -667,7 +692,16 @@ def _manifest_note(exc: OutputError, during: dict[str, dict], after: dict[str, d
             "clears.")
 
 
-def _entry(set_name: str, digest: str, size: int, old: dict | None = None) -> dict:
+def _absolute(path: str | Path) -> str:
+    """``path`` made absolute from the current folder; as given where that folder is gone (removed during the
+    run: a relative path that can still be read, planner.core.cwd)."""
+    try:
+        return os.path.abspath(path)
+    except OSError:
+        return str(path)
+
+
+def _entry(set_name: str, digest: str, size: int, old: dict | None = None, origin: str | None = None) -> dict:
     """The manifest entry of a report planner moves into place: its SHA-256 and size in bytes first, then (in the
     manifest written before the moves) the previous file's, from ``old``, its entry. The sizes (``bytes``) are
     listed only where every hash has one (an entry of an earlier version has none): a file whose size is none of
@@ -675,6 +709,8 @@ def _entry(set_name: str, digest: str, size: int, old: dict | None = None) -> di
     old = old or {}
     hashes = [digest, *old.get("sha256", [])][:2]
     entry: dict = {"sha256": hashes, "set": set_name}
+    if origin is not None:  # the scenario file the set was planned from (ReportSet origin)
+        entry["from"] = origin
     before = old.get("bytes")
     if len(hashes) == 1:
         entry["bytes"] = [size]

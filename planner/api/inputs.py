@@ -537,7 +537,7 @@ def check_catalog_object(catalog: Any) -> Catalog:
         CatalogError: naming the entry ('the Catalog given: gpus[3] (rtx-4090).vendor'), the problem
             and a hint.
     """
-    from planner.catalog.loader import check_catalog
+    from planner.catalog.objcheck import check_catalog
 
     return check_catalog(catalog)
 

@@ -524,7 +524,7 @@ def refuse_directory(path: Any, entry: str, hint: str, error: type[InputError] =
 
 def check_catalog_object(catalog: Any) -> Catalog:
     """Refuse a Catalog object holding what the catalog loader refuses in a file: the loader's own
-    checks, run on the object (:func:`planner.catalog.loader.check_catalog`: each entry's keys through
+    checks, run on the object (:func:`planner.catalog.objcheck.check_catalog`: each entry's keys through
     the field readers, duplicate ids, each entry's rules, the references across lists). A Catalog
     changed in code (``dataclasses.replace(gpu, price_usd=float('nan'))``, or in place with ``object.__setattr__``)
     has skipped them.

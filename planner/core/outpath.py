@@ -142,9 +142,11 @@ def out_path_problem(text: str) -> tuple[str, str | None] | None:
 
 #: A shell's brace expansion ('{a,b}', 'x{1..3}'), which bash makes into several words unless it is quoted.
 _BRACES = re.compile(r"\{[^{}/]*(?:,|\.\.)[^{}/]*\}")
-#: Quotation marks a folder's name should not begin or end with: ASCII, and the curly and angle ones that word
-#: processors and chat clients put in place of them.
-_QUOTES = "\"'\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb"
+#: Quotation marks a folder's name should not begin or end with: every character of Unicode's Quotation_Mark
+#: property (PropList.txt, Unicode 15.1): ASCII's, the curly and angle ones word processors and chat clients put in
+#: place of them, and the full-width and corner brackets a CJK input method types for them (h33a N3).
+_QUOTES = ("\"'\u00ab\u00bb\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2039\u203a\u2e42\u300c\u300d\u300e"
+           "\u300f\u301d\u301e\u301f\ufe41\ufe42\ufe43\ufe44\uff02\uff07\uff62\uff63")
 #: A cmd.exe variable ('%USERPROFILE%'), which no POSIX shell or Python expands.
 _CMD_VARIABLE = re.compile(r"%[A-Za-z_][A-Za-z0-9_()]*%")
 
@@ -160,7 +162,9 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
       such a folder is named on purpose);
     - a brace expansion ('{a,b}', 'x{1..3}': quoted, so the shell made no words of it; no path meant);
     - quotes around the whole path ('"r"', as a config file or a second quoting passes it; meant: 'r'), a lone or
-      curly quotation mark at either end ('"r', '\u201cr\u201d'), bash's $'...' quoting;
+      curly quotation mark at either end ('"r', '\u201cr\u201d', any of Unicode's Quotation_Mark characters), bash's
+      $'...' quoting, and any of these around a folder's name inside the path ('x/"a"/b', "$'a'/b"; meant: the path
+      with those quotes taken away);
     - a '*', '?' or '[' (a pattern the shell left as it was because it matched nothing; no path meant);
     - a first name beginning with '-' ('-rf'): every later command reads it as options (meant: './-rf')."""
     if not text or os.path.lexists(text):
@@ -186,13 +190,22 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
         kind = "double" if text[0] == '"' else "single"
         return (f"is wrapped in {kind} quotes, which a config file or a second quoting left in, so they would be part "
                 "of the folder's name", text[1:-1])
-    if text.startswith("$'") and text.endswith("'") and len(text) >= 3:  # bash's $'...' quoting, left as written
+    names = [p for p in parts if p]
+    meant = "/".join(p.lstrip("$").strip(_QUOTES) if p[:1] == "$" and p[1:2] in _QUOTES else p.strip(_QUOTES)
+                     for p in parts)
+    meant = meant if meant.strip("/") and meant != text else None
+    if text.startswith("$") and text[1:2] in _QUOTES:  # bash's $'...' quoting, left as written
         return ("is written in bash's $'...' quoting, which was left as written, so the '$' and the quotes would be "
                 "part of the folder's name", None)
     if text[0] in _QUOTES or text[-1] in _QUOTES:  # a lone quote, or curly ones a word processor made (h32a m3)
         return (f"{'begins' if text[0] in _QUOTES else 'ends'} with a quotation mark, which a config file, a word "
-                "processor or an unclosed quoting left in, so it would be part of the folder's name",
-                text.strip(_QUOTES) or None)
+                "processor or an unclosed quoting left in, so it would be part of the folder's name", meant)
+    quoted = next((p for p in names if p[0] in _QUOTES or p[-1] in _QUOTES or (p[0] == "$" and p[1:2] in _QUOTES)),
+                  None)
+    if quoted is not None:  # 'x/"a"/b', "$'a'/b": a quoting left in a folder's name inside the path (h33a N3)
+        return (f"has a folder {escape_unsafe(repr(quoted))} on its path that begins or ends with a quotation mark, "
+                "which a config file, a word processor or an unclosed quoting left in, so it would be part of that "
+                "folder's name", meant)
     glob = next((ch for ch in "*?[" if ch in text), None)
     if glob is not None:
         return (f"holds {glob!r}, a shell pattern that matched no file and was left as written, so it would be part "

@@ -420,7 +420,7 @@ class Entry:
         if dotted is not None:  # 'seq_len: 8.000': 8, or 8000 with a dot separating thousands (h17b #4)
             raise self.error(dotted[0], key, dotted[1])
         if isinstance(value, NotWhole):  # '2.9999999999999999': its float is 3.0, the number is not whole
-            raise self.error(f"must be a whole number, not {value.text}, which has more digits than a float holds "
+            raise self.error(f"must be a whole number, not {clip_text(value.text)}, which has more digits than a float holds "
                              f"(it would read as {int(value)})", key, "Write the whole number meant, without decimals.")
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             _check_range(self, key, value, min, max)  # said as given: 1e+300, not its 301 digits

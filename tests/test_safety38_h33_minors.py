@@ -1,0 +1,23 @@
+"""Issue 28, minors of hostile pass 33 fixed outside the staging and importer branches: tester B's m2 (a scenario's
+whole number written with 100,000 decimal digits was echoed whole, a 100 KB error line)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from planner.cli.main import main
+
+
+def test_a_long_decimal_that_reads_as_whole_is_clipped_in_the_message(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    digits = "2048." + "0" * 100_000 + "1"  # its float is 2048.0: more digits than a float holds
+    path.write_text("name: bf\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: infer\n"
+                    f"    context: {digits}\n    concurrency: 1\n")
+    r = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 2
+    # the first 80 characters and the length, as every long value a message echoes (planner.core.names.clip_text)
+    assert r.output == (f"Error: {path}:6: workloads[0].context: must be a whole number, not {digits[:80]}... "
+                        "(100,006 characters), which has more digits than a float holds (it would read as 2048). "
+                        "Write the whole number meant, without decimals.\n")

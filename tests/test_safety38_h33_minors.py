@@ -21,3 +21,13 @@ def test_a_long_decimal_that_reads_as_whole_is_clipped_in_the_message(tmp_path: 
     assert r.output == (f"Error: {path}:6: workloads[0].context: must be a whole number, not {digits[:80]}... "
                         "(100,006 characters), which has more digits than a float holds (it would read as 2048). "
                         "Write the whole number meant, without decimals.\n")
+
+
+def test_a_long_targets_list_is_quoted_by_its_first_entries_in_the_warning() -> None:
+    """h33b m8: a compressed-tensors group targeting 224 module names gave a 100-line warning quoting them all."""
+    from planner.model.quantization import _few
+
+    targets = [f"model.layers.{i}.{p}" for i in range(32) for p in ("q", "k", "v", "o", "gate", "up", "down")]
+    assert len(targets) == 224
+    assert _few(targets) == "['model.layers.0.q', 'model.layers.0.k', 'model.layers.0.v', ... (224 entries)]"
+    assert _few(["Linear", "Embedding"]) == "['Linear', 'Embedding']"

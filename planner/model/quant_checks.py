@@ -77,7 +77,7 @@ def _pattern_problem(names: Any, prefix: str = "re:", spent: list[int] | None = 
     the pieces of the lists checked before: the budget is config.json's, all lists and config_groups together,
     h31b N1), or the list when they compile over its memory budget. ``matched`` False: the list is one the
     memory model never matches (a ``config_groups`` ``targets`` list, a compressed-tensors scheme it does not
-    size), so RE2 does not read it (Python's checks and the pieces still count). An entry with no special
+    size), so RE2 does not read it and its pieces do not count (Python's checks still apply). An entry with no special
     character is a name as written."""
     from planner.model.linearre import MAX_MEM, MAX_PIECES, fits, pieces, posix_class, set_operation, unsupported
 
@@ -95,7 +95,8 @@ def _pattern_problem(names: Any, prefix: str = "re:", spent: list[int] | None = 
             except (re.error, RecursionError, OverflowError) as exc:
                 why = exc.msg if isinstance(exc, re.error) else type(exc).__name__
                 return f"[{k}]: {_shown(item)} is not a regular expression ({why})"
-            spent[0] += pieces(body)  # before RE2 reads it: RE2 writes the repeats out first
+            if matched:  # a list RE2 reads (h33b m8: a targets list, never read by RE2, counted too)
+                spent[0] += pieces(body)  # before RE2 reads it: RE2 writes the repeats out first
             if spent[0] > MAX_PIECES:
                 return (f"[{k}]: {_shown(item)} brings the quantization_config's patterns (all lists and "
                         f"config_groups together) to {spent[0]:,} pieces with their counted repeats written out, "

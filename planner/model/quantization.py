@@ -229,7 +229,7 @@ def weight_scheme(qcfg: Mapping[str, Any]) -> tuple[WeightScheme | None, str]:
         return _unsupported(words)
     targets = group.get("targets")
     if list(targets or []) != ["Linear"]:
-        return _unsupported(words + f", targets {targets}")
+        return _unsupported(words + f", targets {_few(targets)}")
     w = group.get("weights")
     if not isinstance(w, Mapping):
         return _unsupported(words + ", no weights scheme")
@@ -267,3 +267,14 @@ def weight_scheme(qcfg: Mapping[str, Any]) -> tuple[WeightScheme | None, str]:
     if bits == 8 and kind == "float" and a is None:
         return WeightScheme("compressed-tensors", "FP8 W8A16", 8, "float", **common), words + ", FP8 W8A16"
     return _unsupported(words + f", {bits}-bit {kind} weights" + (", activations quantized" if a else ""))
+
+
+def _few(values: Any, most: int = 3) -> str:
+    """A config value as a warning quotes it: a list by its first ``most`` entries (each clipped) and how many
+    there are, so that a group targeting 224 module names is one line, not 100 (h33b m8); anything else clipped."""
+    from planner.core.names import clip_text
+
+    if isinstance(values, (list, tuple)) and len(values) > most:
+        shown = ", ".join(repr(clip_text(str(v), 60)) for v in values[:most])
+        return f"[{shown}, ... ({len(values):,} entries)]"
+    return clip_text(str(values), 200)

@@ -1,10 +1,12 @@
 """Issue 28, minors of hostile pass 33 fixed outside the staging and importer branches: tester B's m2 (a scenario's
-whole number written with 100,000 decimal digits was echoed whole, a 100 KB error line)."""
+whole number written with 100,000 decimal digits was echoed whole, a 100 KB error line) and m8 (a long targets list
+quoted whole in a warning), tester A's m6 (a manifest recording an encoding no file system uses)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from planner.cli.main import main
@@ -31,3 +33,23 @@ def test_a_long_targets_list_is_quoted_by_its_first_entries_in_the_warning() -> 
     assert len(targets) == 224
     assert _few(targets) == "['model.layers.0.q', 'model.layers.0.k', 'model.layers.0.v', ... (224 entries)]"
     assert _few(["Linear", "Embedding"]) == "['Linear', 'Embedding']"
+
+
+
+@pytest.mark.parametrize("enc", ["utf-16", "utf-32", "cp037", "utf-7", "punycode", "unicode_escape"])
+def test_an_encoding_no_file_system_names_files_in_is_not_planners(enc: str) -> None:
+    """h33a m6: a manifest recording UTF-16 got the hint to run 'under a locale whose encoding is utf-16', and with
+    ASCII names it was trusted; a file system's encoding keeps ASCII as it is, and these do not ('a' in UTF-16 is
+    b'\\xff\\xfea\\x00')."""
+    from planner.core.manifest import name_encoding
+
+    assert "a.json".encode(enc) != b"a.json" or "\\".encode(enc) != b"\\" or "+".encode(enc) != b"+"
+    assert name_encoding(enc, ["a.json"]) is None
+
+
+@pytest.mark.parametrize("enc, canonical", [("utf-8", "utf-8"), ("latin-1", "iso8859-1"), ("cp1252", "cp1252"),
+                                            ("shift_jis", "shift_jis"), ("koi8-r", "koi8-r")])
+def test_a_locale_encoding_is_still_read(enc: str, canonical: str) -> None:
+    from planner.core.manifest import name_encoding
+
+    assert name_encoding(enc, ["a.json"]) == canonical

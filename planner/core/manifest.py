@@ -99,14 +99,23 @@ def recorded_encoding() -> dict[str, str]:
 
 def name_encoding(recorded: object, names: Iterable[str]) -> str | None:
     """The canonical name of the encoding ``recorded`` (a manifest's or mark's "encoding"); None when it is not
-    a known encoding or cannot encode one of ``names`` (then planner did not write it so)."""
+    a known encoding, is none a file system names files in (its bytes for ASCII are not ASCII's: UTF-16, UTF-32,
+    EBCDIC cp037, UTF-7, punycode, unicode_escape; h33a m6), or cannot encode one of ``names`` (then planner did
+    not write it so)."""
     try:
         enc = codecs.lookup(recorded).name if isinstance(recorded, str) else None
+        if enc is not None and _ASCII.encode(enc) != _ASCII.encode("ascii"):
+            return None  # Python's file-system encodings keep ASCII as it is (PEP 529, PEP 383: ASCII-compatible)
         for n in names if enc is not None else ():
             n.encode(enc, "surrogateescape")
-    except (LookupError, UnicodeError):
+    except (LookupError, UnicodeError, TypeError, ValueError):
         return None
     return enc
+
+
+#: The printable ASCII characters a file name may hold, and a few controls: what an ASCII-compatible encoding writes
+#: as themselves.
+_ASCII = "".join(chr(c) for c in range(1, 128))
 
 
 def refuse_other_encoding(path: Path, recorded: object, names: Iterable[str], what: str) -> None:

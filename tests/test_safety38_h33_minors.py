@@ -53,3 +53,15 @@ def test_a_locale_encoding_is_still_read(enc: str, canonical: str) -> None:
     from planner.core.manifest import name_encoding
 
     assert name_encoding(enc, ["a.json"]) == canonical
+
+
+@pytest.mark.parametrize("out, said", [
+    ("\u201cc.yaml\u201d", "so it would be part of the file's name. Write --out 'c.yaml'."),
+    ("c.yaml ", "ends with a space, which would be part of the file's name. Write --out 'c.yaml'."),
+    ("x/$HOME/c.yaml", "so it would be part of the file's or a folder's name."),
+])
+def test_calibrate_out_refusals_speak_of_a_file(out: str, said: str) -> None:
+    """h33a m7: calibrate's --out names a file, yet its refusals spoke of "the folder's name"."""
+    r = CliRunner().invoke(main, ["calibrate", "--out", out])
+    assert r.exit_code == 2
+    assert said in r.output and "the folder's name" not in r.output, r.output

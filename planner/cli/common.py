@@ -420,7 +420,21 @@ def signal_guard() -> Any:
 
 
 def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """Refuse an empty --out ('' would mean the current directory without a word)."""
+    """Refuse an empty --out ('' would mean the current directory without a word), and a path a shell or an editor
+    left otherwise than meant (:func:`_out_checks`); ``calibrate --out`` names a file, and its lines say so (h33a m7:
+    they spoke of "the folder's name")."""
+    try:
+        return _out_checks(ctx, param, value)
+    except LineError as exc:
+        if param.name != "calibration_file":
+            raise
+        line = exc.line.replace("the folder's name", "the file's name").replace("a folder's name",
+                                                                              "the file's or a folder's name")
+        raise LineError(line, ctx) from None
+
+
+def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """:func:`out_dir_option`'s checks, in the words of an --out folder."""
     if value is not None and not str(value).strip():
         what = "a directory for the reports" if param.name != "calibration_file" else "a file for the calibration"
         example = "--out reports (or --out . for the current directory)" if param.name != "calibration_file" \

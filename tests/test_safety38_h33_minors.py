@@ -65,3 +65,13 @@ def test_calibrate_out_refusals_speak_of_a_file(out: str, said: str) -> None:
     r = CliRunner().invoke(main, ["calibrate", "--out", out])
     assert r.exit_code == 2
     assert said in r.output and "the folder's name" not in r.output, r.output
+
+
+@pytest.mark.parametrize("out, ends", [("cal/new/", "'/'"), ("cal/new/.", "'.'")])
+def test_calibrate_out_naming_a_folder_is_refused_up_front(out: str, ends: str, tmp_path: Path, monkeypatch) -> None:
+    """h33a m7: 'cal/new/' (a folder's path, not there yet) passed the checks made before the measurement."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["calibrate", "--out", out, "--model", "llama-2-7b", "--task", "infer"])
+    assert r.exit_code == 2
+    assert r.output == (f"Error: --out: {out!r} names a folder (it ends with {ends}); --out takes a file. Give the path "
+                        f"of a file in it, e.g. --out {out.rstrip('/')}/calibration.yaml.\n")

@@ -423,6 +423,11 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
     """Refuse an empty --out ('' would mean the current directory without a word), and a path a shell or an editor
     left otherwise than meant (:func:`_out_checks`); ``calibrate --out`` names a file, and its lines say so (h33a m7:
     they spoke of "the folder's name")."""
+    text = str(value) if value is not None else ""
+    if param.name == "calibration_file" and text.strip() and (text.endswith("/") or text.rsplit("/", 1)[-1] in (".", "..")):
+        raise LineError(f"--out: {escape_unsafe(repr(text))} names a folder (it ends with "  # h33a m7: 'cal/new/'
+                        f"{repr('/') if text.endswith('/') else repr(text.rsplit('/', 1)[-1])}); --out takes a file. Give "
+                        f"the path of a file in it, e.g. --out {shell_word(text.rstrip('/') + '/calibration.yaml')}.", ctx)
     try:
         return _out_checks(ctx, param, value)
     except LineError as exc:

@@ -57,9 +57,11 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
             return f"line {line} of {clip_text(inst[len(row) + 4:], 40)}"
         return f"line {line}" + ("" if inst == row else f": {clip_text(inst, 40)}")
 
-    def values(text: str, why: str) -> str:  # the row's own values where they differ from the first row's
+    def values(text: str, why: str, inst: str) -> str:  # the row's own values where they differ from the first row's
         said = _VALUE.findall(why)
-        return ", ".join(clip_text(v, 40) for i, v in enumerate(_VALUE.findall(text)) if i >= len(said) or v != said[i])
+        named = {repr(inst), repr(clip_text(inst, 40))}  # the row's instance type, named beside it already
+        return ", ".join(clip_text(v, 40) for i, v in enumerate(_VALUE.findall(text))
+                         if (i >= len(said) or v != said[i]) and v not in named)
 
     lines = []
     for n, kind in enumerate(order[:kinds]):
@@ -67,7 +69,7 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
         why = rows[0][2]
         other = sum(text != why for _, _, text in rows)
         first = names if n < reasons else 1  # the examples are clipped, never a reason
-        shown = ", ".join(item(line, inst) + (f" {values(text, why)}" if text != why else "")
+        shown = ", ".join(item(line, inst) + (f" {v}" if text != why and (v := values(text, why, inst)) else "")
                           for line, inst, text in rows[:first]) + (", ..." if len(rows) > first else "")
         also = f", and the same reason with other values in {other:,} row{'s' if other != 1 else ''}" if other else ""
         lines.append(f"left out {len(rows)}: {why}{also} ({shown})")

@@ -8,6 +8,11 @@ Many tests run ``python -m planner`` in a child process. Where PYTHONDONTWRITEBY
 the machines CI runs on), each child would compile the whole package from source again (about
 0.8 s of a 2-3 s run); :func:`pytest_configure` compiles it once, so the children read the bytecode.
 
+A catalog load parses and checks about 250 KB of YAML (0.2 s), and the tests load it about 1,900 times: the
+session's in-process loads go through :func:`planner.catalog.memo.remembered` with one memo for the session
+(:func:`_catalog_memo`), which gives the Catalog already checked from the same files, bytes and date, as long as
+it is unchanged. The package itself keeps no cache (issue 33); child processes load the catalog as a user's run does.
+
 Tests marked ``longest`` (minutes each: the validation re-measurement, the solver against brute force)
 are collected first: pytest-xdist hands out modules in collection order, so a worker starts each at
 once instead of running it alone at the end while the other cores wait.
@@ -36,4 +41,16 @@ def _wide_terminal():
     # session scope: module-scoped fixtures that run the CLI come after it
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("COLUMNS", "10000")
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _catalog_memo():
+    # one memo for the session's in-process catalog loads (module docstring); planner.catalog.memo checks each hit
+    from planner.catalog import loader
+    from planner.catalog.memo import remembered
+
+    kept: dict = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(loader, "_checked_catalog", lambda files: remembered(files, loader._read_all, kept))
         yield

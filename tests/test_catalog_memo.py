@@ -1,6 +1,7 @@
-"""The loader's memo of checked catalogs (planner.catalog.loader._checked_catalog): a catalog read again from the
-same paths, bytes and UTC date is the Catalog already checked; any change of a file's bytes, of the date, or of
-the Catalog in place (object.__setattr__) gives a fresh read and check."""
+"""The memo of checked catalogs (planner.catalog.memo.remembered, with a memo the caller passes, as the test
+session's conftest does): a catalog read again from the same paths, bytes and UTC date is the Catalog already
+checked; any change of a file's bytes, of the date, or of the Catalog in place (object.__setattr__) gives a fresh
+read and check. Without a memo (the package's own loads) each load reads and checks again."""
 
 from __future__ import annotations
 
@@ -12,6 +13,24 @@ import pytest
 
 from planner.catalog.loader import default_catalog_dir, load_catalog
 from planner.core.errors import CatalogError
+
+
+@pytest.fixture(autouse=True)
+def _own_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a memo of this test's own, not the session's
+    from planner.catalog import loader
+    from planner.catalog.memo import remembered
+
+    mine: dict = {}
+    monkeypatch.setattr(loader, "_checked_catalog", lambda files: remembered(files, loader._read_all, mine))
+
+
+def test_without_a_memo_each_load_reads_again(tmp_path: Path) -> None:
+    from planner.catalog import loader
+
+    base = _copy(tmp_path)
+    files = [(name, path, False) for name, path in loader._catalog_files(base, overlay=False)]
+    assert loader._read_all(files, [None] * len(files)) is not loader._read_all(files, [None] * len(files))
 
 
 def _copy(tmp_path: Path) -> Path:

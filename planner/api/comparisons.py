@@ -374,16 +374,15 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     result = CompareResult(comparison, planned, sc.name, top=top)
     if out is None:
         return result
+    from planner.api.plans import report_set
     from planner.core.atomic import write_text
-    from planner.core.reportset import ReportSet
 
     import openpyxl  # noqa: F401  (a large import: loaded before the output folder is locked and staged)
 
     stem = safe_stem(sc.name) + "-compare"
     before_writing(out, [f"{stem}.{ext}" for ext in ("json", "xlsx")], cat, temp=True, shown=given)  # again: said now
     # the json and the workbook are one report set: staged in out, then moved into place together
-    with ReportSet(out, set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat), shown=given,
-                   origin=getattr(sc, "file", None) or None) as rs:
+    with report_set(out, "compare", sc, cat, given) as rs:
         write_text(rs.path(f"{stem}.json"), json_text(result.document(), indent=2, allow_nan=False) + "\n")
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}
@@ -401,15 +400,13 @@ def _write_infeasible(exc: Any, out: Path, sc: Any, cat: Any, *, shown: Path | N
     Raises:
         OutputError: as for a comparison's reports.
     """
-    from planner.api.plans import run_inputs
+    from planner.api.plans import report_set
     from planner.core.atomic import write_text
     from planner.core.names import safe_stem
-    from planner.core.reportset import ReportSet
     from planner.report.export import infeasible_to_dict
 
     stem = safe_stem(sc.name) + "-compare"
-    with ReportSet(out, set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat), shown=shown,
-                   origin=getattr(sc, "file", None) or None) as rs:
+    with report_set(out, "compare", sc, cat, shown) as rs:
         write_text(rs.path(f"{stem}.json"), json_text(infeasible_to_dict(exc), indent=2, allow_nan=False) + "\n")
         if os.path.lexists(out / f"{stem}.xlsx"):  # a name that holds no file of planner's is kept, and said
             rs.remove(f"{stem}.xlsx")

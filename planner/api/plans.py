@@ -445,7 +445,6 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     need_scenario("plan", scenario)
     from planner.core.atomic import write_text, write_text_chunks
     from planner.core.names import safe_stem
-    from planner.core.reportset import ReportSet
     from planner.cost.objective import plan as make_plan
     from planner.core.errors import ScenarioError
     from planner.core.fields import Entry
@@ -493,8 +492,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
             stale = [f"{stem}.{ext}" for ext in PLAN_FORMATS
                      if ext not in written and os.path.lexists(Path(out) / f"{stem}.{ext}")]
             if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
-                with ReportSet(out, set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat), shown=given,
-                               origin=getattr(sc, "file", None) or None) as rs:
+                with report_set(out, "plan", sc, cat, given) as rs:
                     if "csv" in formats:
                         write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(exc.candidates))
                     if "json" in formats:
@@ -519,8 +517,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     if "xlsx" in formats:  # openpyxl (a large import) loaded before the output folder is locked and staged
         import openpyxl  # noqa: F401
     before_writing(out, [f"{stem}.{ext}" for ext in formats], cat, temp="xlsx" in formats, shown=given)  # again
-    with ReportSet(out, set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat), shown=given,
-                   origin=getattr(sc, "file", None) or None) as rs:
+    with report_set(out, "plan", sc, cat, given) as rs:
         if "csv" in formats:
             write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(result.candidates))
         if "json" in formats:
@@ -612,6 +609,16 @@ def overlay_folders(cat: Any) -> list[Path]:
     shipped = os.path.realpath(default_catalog_dir())
     folders = dict.fromkeys(Path(f).parent for f in getattr(cat, "files", ()) or ())
     return [f for f in folders if os.path.realpath(f) != shipped]
+
+
+def report_set(out: Path, command: str, sc: Any, cat: Any, shown: Any) -> Any:
+    """The :class:`planner.core.reportset.ReportSet` of ``command`` ('plan', 'compare') for scenario ``sc`` in
+    ``out``: its set named by the command and the scenario's name, the run's inputs never outputs, the scenario
+    file recorded as the set's origin."""
+    from planner.core.reportset import ReportSet
+
+    return ReportSet(out, set_name=f"{command} {sc.name}", inputs=run_inputs(sc, cat), shown=shown,
+                     origin=getattr(sc, "file", None) or None)
 
 
 def run_inputs(sc: Any, cat: Any) -> list[Path]:

@@ -34,8 +34,7 @@ channel; a model's ``published_parameters`` equal to the count from its ``config
 sizes of DIMMs, platforms and cloud instances are binary: written in decimal units ('192 GB')
 they are refused.
 
-Importing this module does no work; it keeps no state of its own (the catalogs it checked are kept by
-:mod:`planner.catalog.memo`).
+Importing this module does no work and it keeps no state.
 """
 
 from __future__ import annotations
@@ -326,11 +325,10 @@ def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:
 
 
 def _checked_catalog(files: list[tuple[str, Path, bool]]) -> Catalog:
-    """The Catalog of ``files`` ((catalog file name, path, read as overlay), in load order), read and checked, or
-    the one this process already checked from the same files (:func:`planner.catalog.memo.remembered`)."""
-    from planner.catalog.memo import remembered
-
-    return remembered(files, _read_all)
+    """The Catalog of ``files`` ((catalog file name, path, read as overlay), in load order), read and checked
+    (each time: no cache is kept here; a caller that loads many times may go through
+    :func:`planner.catalog.memo.remembered` with a memo of its own, as the test suite does)."""
+    return _read_all(files, [None] * len(files))
 
 
 def _read_all(files: list[tuple[str, Path, bool]], sources: list[Any]) -> Catalog:
@@ -674,10 +672,3 @@ def digests_sha256(files: Iterable[tuple[str | Path, str]]) -> str:
 
 def _file_order_kinds() -> list[str]:
     return [kind for lists in CATALOG_FILES.values() for kind in lists]
-
-
-def check_catalog(catalog: Any) -> Any:
-    """:func:`planner.catalog.objcheck.check_catalog`: the loader's checks run on a Catalog object."""
-    from planner.catalog.objcheck import check_catalog as check
-
-    return check(catalog)

@@ -37,7 +37,8 @@ from planner.core.reportset import ReportSet
 
 rs = ReportSet(Path(sys.argv[1]), set_name="plan x").__enter__()
 write_text(rs.path("x.csv"), "a,b\\n")
-os.replace = lambda *args: os._exit(9)
+import planner.core.renames as renames
+renames.place_staged = lambda *args: os._exit(9)  # the staged report's rename, which never replaces (h33a N1)
 write_text(rs.path("x.md"), "# x\\n")
 """
 
@@ -60,9 +61,12 @@ def test_the_mark_records_each_temporary_and_each_complete_report_as_written(tmp
     (tmp,) = [p.name for p in folder.iterdir() if p.name.startswith(".x.md.")]
     csv_tmp = json.loads(folder.joinpath(STAGING_MARK).read_text().splitlines()[2])["tmp"]
     lines = [json.loads(x) for x in folder.joinpath(STAGING_MARK).read_text().splitlines()[1:]]
-    # the name, the temporary's name before it is made, the complete file's hash and size before it takes its name
-    assert lines == ["x.csv", {"tmp": csv_tmp}, {"sha256": {"x.csv": _sha(b"a,b\n")}, "bytes": {"x.csv": 4}},
-                     "x.md", {"tmp": tmp}, {"sha256": {"x.md": _sha(b"# x\n")}, "bytes": {"x.md": 4}}]
+    # the name, the temporary's name before it is made, the complete file's hash, size, device and inode (h33a N1)
+    # before it takes its name: x.csv has its temporary's inode (renamed), x.md's temporary is still there
+    made = {n: [os.lstat(folder / n).st_dev, os.lstat(folder / n).st_ino] for n in ("x.csv", tmp)}
+    assert lines == ["x.csv", {"tmp": csv_tmp},
+                     {"sha256": {"x.csv": _sha(b"a,b\n")}, "bytes": {"x.csv": 4}, "made": made["x.csv"]},
+                     "x.md", {"tmp": tmp}, {"sha256": {"x.md": _sha(b"# x\n")}, "bytes": {"x.md": 4}, "made": made[tmp]}]
     assert sorted(p.name for p in folder.iterdir()) == sorted([STAGING_MARK, tmp, "x.csv"])
 
 
@@ -145,21 +149,25 @@ def test_the_hash_is_recorded_before_the_report_takes_its_name_and_the_temporary
     from planner.core import stagerecord
     from planner.core.atomic import write_text
 
+    from planner.core import renames
+
     seen = []
-    real_temp, real_replace = stagerecord.record_temp, os.replace
+    real_temp, real_place = stagerecord.record_temp, renames.place_staged
 
     def record_temp(mark: Path, tmp: str) -> None:
         seen.append(("temp", os.path.lexists(tmp)))  # not made yet
         real_temp(mark, tmp)
 
-    def replace(src, dst) -> None:
+    def place(src, dst) -> None:  # the staged report's rename, which never replaces (h33a N1)
         if Path(dst).parent.name.startswith(STAGING_PREFIX):
             mark = (Path(dst).parent / STAGING_MARK).read_text()
-            seen.append(("rename", json.dumps({"sha256": {"a.md": _sha(b"hi\n")}, "bytes": {"a.md": 3}}) in mark))
-        real_replace(src, dst)
+            # the line's start: its device and inode ("made") follow (h33a N1)
+            line = json.dumps({"sha256": {"a.md": _sha(b"hi\n")}, "bytes": {"a.md": 3}})[:-1] + ", \"made\": ["
+            seen.append(("rename", line in mark))
+        real_place(src, dst)
 
     monkeypatch.setattr(stagerecord, "record_temp", record_temp)
-    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(renames, "place_staged", place)
     with ReportSet(tmp_path / "o", set_name="plan a") as rs:
         write_text(rs.path("a.md"), "hi\n")
         rs.commit()

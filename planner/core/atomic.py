@@ -249,6 +249,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     path = Path(path)
     directory = path.parent
     tmp_name = None
+    tmp_id = None
     try:
         try:
             st = os.stat(path)
@@ -261,10 +262,13 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         from planner.core.stagerecord import record_file, record_temp, staging_mark
 
         # in a report set's staging folder, its mark records the temporary's name before it is made, and the
-        # report's SHA-256 and size before it takes its name: what a killed run left is removed by them alone
+        # report's SHA-256, size, device and inode before it takes its name: what a killed run left is removed by
+        # them alone, and what the live run removes is the file it made (h33a N1, N4)
         mark = staging_mark(directory)
         fd, tmp_name = _new_temp(directory, path.name, private=private,
                                  before=None if mark is None else (lambda t: record_temp(mark, t)))
+        made = os.fstat(fd)
+        tmp_id: tuple[int, int] | None = (made.st_dev, made.st_ino)  # removed on failure only while it is that file
         copied = None
         try:
             if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
@@ -290,11 +294,25 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
             os.fsync(fh.fileno())
             size = os.fstat(fh.fileno()).st_size
         if mark is not None:
-            record_file(mark, path.name, digest.hexdigest(), size)
-        if expect == ANY:
+            record_file(mark, path.name, digest.hexdigest(), size, tmp_id)
+        if expect == ANY and mark is not None:
+            # a staged report takes its name only while nothing holds it: a file another program dropped there
+            # meanwhile is never replaced (h33a N1); the run stops with one line and leaves that file
+            try:
+                from planner.core.renames import place_staged
+
+                place_staged(Path(tmp_name), path)
+            except FileExistsError:
+                raise OutputError(f"{shown_path(path)}: another program created a file of that name in planner's "
+                                  "staging folder while planner was writing it; it was left as it is, and nothing "
+                                  f"was changed in {shown_path(directory.parent)}. Check what writes there and run "
+                                  "again.") from None
+            tmp_name = None
+        elif expect == ANY:
             os.replace(tmp_name, path)
             tmp_name = None
         else:
+            tmp_id = None  # from here the temporary may hold the file swapped out: removed by name, as before
             tmp_name = _replace_expected(Path(tmp_name), path, expect, None if private else copied, notes)
         fsync_dir(directory)
     except OSError as exc:
@@ -316,7 +334,12 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     finally:
         if tmp_name is not None:
             try:
-                os.unlink(tmp_name)
+                if tmp_id is None:
+                    os.unlink(tmp_name)
+                else:  # only the file this call made: another program's at that name is left (h33a N4)
+                    from planner.core.stagerecord import unlink_same
+
+                    unlink_same(tmp_name, tmp_id)
             except OSError:
                 pass
     return path

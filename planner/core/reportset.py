@@ -95,7 +95,8 @@ from planner.core.destinations import check_destinations, refuse_input  # noqa: 
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
 from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, clear_staging,
-                                    made_by_mkdtemp, named_here, own_stream, temp_of)
+                                    made_by_mkdtemp, named_here, own_stream)
+from planner.core.stagerecord import clear_own
 
 # the staging mark and the cleanup that goes by it (planner.core.stagemark), under the names tests and modules use
 _NO_MARK, _NOT_REMOVED, _MARK_HEADER, _TMP, _OLD = NO_MARK, NOT_REMOVED, MARK_HEADER, TMP, OLD
@@ -154,6 +155,9 @@ class ReportSet:
         self._lock_fd: int | None = None
         self._staging: Path | None = None
         self._staging_id: tuple[int, int] | None = None  # its device and inode as made: removed only while it is that
+        self._mark_id: tuple[int, int] | None = None  # its mark's, as made
+        #: name -> device and inode of each ``<i>.old`` the moves made in the staging folder (planner.core.moves)
+        self.made: dict[str, tuple[int, int]] = {}
         self._committed = False
         self._keep_staging = False
         self._templates: list[Path] = []  # the set's reports now there, whose group and ACLs a gained one gets
@@ -199,8 +203,10 @@ class ReportSet:
                     made = os.lstat(self._staging)
                     self._staging_id = (made.st_dev, made.st_ino)
                     enc = recorded_encoding()  # the names' encoding, where it is not UTF-8 (h25a m2)
-                    (self._staging / STAGING_MARK).write_bytes(
-                        _MARK_HEADER + (json.dumps(enc).encode("ascii") + b"\n" if enc else b""))
+                    with open(self._staging / STAGING_MARK, "xb") as fh:
+                        fh.write(_MARK_HEADER + (json.dumps(enc).encode("ascii") + b"\n" if enc else b""))
+                        made = os.fstat(fh.fileno())
+                    self._mark_id = (made.st_dev, made.st_ino)
                 except OSError as exc:
                     if exc.errno == errno.ENAMETOOLONG:
                         raise path_too_long(self.out, exc, self.out) from None
@@ -273,9 +279,11 @@ class ReportSet:
         release(exc.blocked)
 
     def _remove_staging(self) -> None:
-        """Remove the staging folder; where the tree walk cannot (it needs descriptors: ``ulimit -n``), remove
-        the names this run put there one by one (by path: no descriptor), then the folder. What still
-        cannot go is said in :attr:`notes` (the next run that holds the lock cleans it: its mark lists it)."""
+        """Remove the files this run made in its staging folder, known by what it made and checked to be the same
+        files just before each unlink (:func:`planner.core.stagerecord.clear_own`: never by a name's pattern), then
+        the folder. Another program's file there is left, with the folder, and said in :attr:`notes` in this
+        run (h33a N1, N4, m1); so is a file of its own that cannot go (its mark is then kept: the next run into the
+        folder removes what the mark records)."""
         assert self._staging is not None
         try:
             now = os.lstat(self._staging)
@@ -285,40 +293,18 @@ class ReportSet:
             self.notes.append(f"Left {self._staging}: it is no longer the folder this run made (replaced or moved by "
                               "someone else), so planner removed nothing there.")
             return
-        # the mark goes last: a run killed part-way leaves it listing what is still there, which the next run
-        # into this folder then removes (_clear_staging)
-        try:
-            entries = [e for e in os.scandir(self._staging) if e.name != STAGING_MARK]
-        except OSError:  # no descriptor for the listing (ulimit -n): the names this run put there, by path
-            entries = []
-        foreign = []
-        for e in entries:
-            if not self._put_here(e.name) or e.is_dir(follow_symlinks=False):
-                foreign.append(e.name)  # another program's, put there during the run (h32a N2): never removed
-                continue
-            try:
-                os.unlink(e.path)
-            except OSError:
-                pass
+        foreign, stuck = clear_own(self._staging, self._mark_id, self.made)
         if foreign:
-            shown = ", ".join(sorted(foreign)[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
             self.notes.append(f"Left {self._staging}: it holds {shown}, which this run did not put there, so planner "
                               "removed only its own files; check it and remove it yourself.")
-        for name in [*self._names, *self._recorded, STAGING_MARK]:
-            try:
-                os.unlink(self._staging / name)
-            except OSError:
-                pass
+            return
         try:
             os.rmdir(self._staging)
         except OSError as exc:
-            self.notes.append(f"Left {self._staging}: it could not be removed ({exc.strerror or exc}); the next "
-                              "planner run into this folder removes it.")
-
-    def _put_here(self, name: str) -> bool:
-        """Whether ``name`` in the staging folder is one this run put there: a report it staged, a temporary
-        planner.core.atomic made for one ('.NAME.XXXXXXXX.tmp'), a previous report its moves kept ('<i>.old')."""
-        return name in self._names or name in self._recorded or bool(OLD.fullmatch(name)) or temp_of(name, self._names)
+            later = (f"the next planner run into this folder removes {', '.join(stuck[:3])} by its mark" if stuck
+                     else "check it and remove it yourself")
+            self.notes.append(f"Left {self._staging}: it could not be removed ({exc.strerror or exc}); {later}.")
 
     # -- the files --
     def path(self, name: str) -> Path:

@@ -81,13 +81,16 @@ def test_a_killed_runs_files_go_and_a_users_file_under_a_listed_name_stays(tmp_p
     assert notes[0].startswith(f"Left {folder}: it holds x.csv (not a file planner wrote: no hash in "
                                ".planner-reports.json or in the run's staging mark matches, so it may be yours), "
                                "which planner cannot tell it wrote; check it and remove it yourself. Planner removed "
-                               "the 1 file(s) of reports that a stopped planner run left there"), notes
+                               # the recorded temporary of x.md: said as one, not as a report (h33a m3)
+                               "the 1 unfinished temporary file(s) that a stopped planner run left there"), notes
     # unchanged, the killed run's files are all recognised: the folder goes
     folder = _killed_run(tmp_path / "p")
     with ReportSet(tmp_path / "p", set_name="plan x") as rs:
         notes = list(rs.notes)
     assert not folder.exists()
-    assert notes[0].startswith(f"Removed {folder}, which a stopped planner run left, with 2 file(s) of its reports")
+    # x.csv, staged whole, and x.md's temporary, said as what each is (h33a m3); nothing was moved: no "may mix"
+    assert notes[0] == (f"Removed {folder}, which a stopped planner run left, with 1 file(s) of its reports and 1 "
+                        "unfinished temporary file(s).")
 
 
 def _dead(out: Path, mark: list[object], files: dict[str, bytes]) -> Path:
@@ -105,8 +108,8 @@ def test_an_earlier_releases_mark_without_hashes_removes_nothing_by_name(tmp_pat
     # a run of an earlier release killed while writing: the names only, a temporary not recorded
     folder = _dead(tmp_path, ["r.csv", "r.md"], {"r.csv": b"user precious csv\n", ".r.md.0123abcd.tmp": b"# r"})
     left = _clear_staging(folder)
-    assert left == [".r.md.0123abcd.tmp (an unfinished write whose name the run's staging mark does not record, so "
-                    "planner cannot tell it wrote it)",
+    # the note adds "which planner cannot tell it wrote" once (h33a m5)
+    assert left == [".r.md.0123abcd.tmp (an unfinished write whose name the run's staging mark does not record)",
                     "r.csv (not a file planner wrote: no hash in .planner-reports.json or in the run's staging mark "
                     "matches, so it may be yours)"]
     assert (folder / "r.csv").read_bytes() == b"user precious csv\n" and (folder / ".r.md.0123abcd.tmp").is_file()

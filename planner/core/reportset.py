@@ -652,9 +652,12 @@ class ReportSet:
                     held = _files_in(Path(e.path))
                     if hashes is None:  # every hash the manifest lists, read once: what a previous report may be
                         hashes = _listed_hashes(self.out)
-                    left = _clear_staging(Path(e.path), hashes)
+                    found: dict = {}
+                    left = _clear_staging(Path(e.path), hashes, found)
                     if held or left:
-                        self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left))
+                        self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left,
+                                                             temps=found.get("temps", 0),
+                                                             moved=found.get("moved", True)))
             except OSError:
                 continue
 
@@ -706,33 +709,42 @@ def _entry(set_name: str, digest: str, size: int, old: dict | None = None, origi
     return entry
 
 
-def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> str:
+def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str], *, temps: int = 0,
+                       moved: bool = True) -> str:
     """What clearing a dead run's staging ``folder`` did, in one line: it held ``held`` files; ``left``: those
-    kept (not the run's own). A run stopped during its moves may have left a set that mixes new and older
-    reports: the manifest names them (:func:`_mixed_names`); without one, the names cannot be told."""
+    kept (not the run's own); ``temps``: how many of those removed were temporaries (half-written, said as such,
+    never counted as reports: h33a m3); ``moved``: whether that run's mark says its moves began. Only such a run
+    may have left a set that mixes new and older reports: the manifest names them (:func:`_mixed_names`); without
+    one, the names cannot be told."""
     gone = [n for n in left if n.startswith(_NOT_REMOVED)]  # emptied, but the folder itself would not go
     left = [n for n in left if not n.startswith(_NOT_REMOVED)]
-    removed = held - len(left)
-    mixed = _mixed_names(out) if removed > 0 else []  # the manifest read only when it matters
-    if removed > 0 and mixed:
+    removed = held - len(left) - temps
+    could_mix = removed > 0 and moved
+    mixed = _mixed_names(out) if could_mix else []  # the manifest read only when it matters
+    if could_mix and mixed:
         why = (f"the reports of that run in {out} ({', '.join(mixed[:3])}{', ...' if len(mixed) > 3 else ''}) may "
                "mix its new files with older ones; run it again to rewrite them whole")
-    elif removed > 0 and not (out / MANIFEST).is_file():
+    elif could_mix and not (out / MANIFEST).is_file():
         why = (f"{out} has no {MANIFEST} to tell whether that run was stopped during its moves, so its reports "
                "there may mix new files with older ones; run it again to rewrite them whole")
     else:
         why = ""
-    said = f"{removed} file(s) of its reports" + (f": {why}" if why else "")
+    temp_text = f"{temps} unfinished temporary file(s)"
+    said = (" and ".join(([f"{removed} file(s) of its reports"] if removed > 0 or not temps else [])
+                         + ([temp_text] if temps else [])) + (f": {why}" if why else ""))
+    what_went = " and ".join(([f"the {removed} file(s) of reports"] if removed > 0 else [])
+                             + ([f"{'the ' if removed <= 0 else ''}{temp_text}"] if temps else []))
+    removed += temps
     run = "a planner run stopped during its moves" if mixed else "a stopped planner run"
     if not left and gone:
-        said = (f" Planner removed the {removed} file(s) of reports that {run} left there" +
+        said = (f" Planner removed {what_went} that {run} left there" +
                 (f"; {why}" if why else "") + ".") if removed > 0 else ""
         return (f"Left {folder}: it could not be removed ({gone[0][len(_NOT_REMOVED):-1]}); check it and remove it "
                 f"yourself.{said}")
     if not left:
         return f"Removed {folder}, which {run} left, with {said}."
     shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
-    removed_from = (f" planner removed the {removed} file(s) of reports that {run} left there" +
+    removed_from = (f" planner removed {what_went} that {run} left there" +
                     (f"; {why}" if why else "") + ".") if removed > 0 else ""
     what = "no planner mark, so planner cannot tell it made it" if left == [_NO_MARK] else \
         f"{shown}, which planner cannot tell it wrote"  # h27a m4

@@ -19,7 +19,10 @@ mark (each staged report's, recorded as soon as it is complete, before it takes 
 a temporary file only when the mark recorded its exact name before it was made (:mod:`planner.core.stagemark`: a
 user's file saved there, or one the moves swapped in, is never removed); the folder goes only once
 that empties it, else it is left and said (:attr:`ReportSet.notes`); the previous files a commit keeps
-there (``N.old``) are listed in the mark before they are made. Planner's own temporary manifests
+there (``N.old``) are listed in the mark before they are made. The live run's own staging folder is cleared
+of the files that run made alone, each known by its device and inode as made and checked just before the unlink
+(:func:`planner.core.stagerecord.clear_own`), never by a name's pattern: another program's file there is left, and
+said by that run (h33a N1, N4). Planner's own temporary manifests
 (``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
 start of one: :func:`planner.core.manifest.is_manifest_tmp`) are removed and said; another file of that name is kept and said.
 Never removed as a leftover: a file that is this run's own standard output or error (by device and inode: a

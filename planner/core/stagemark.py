@@ -18,7 +18,9 @@ A later run removes a file there only when planner can tell it wrote it (:func:`
 whose SHA-256 the mark or the manifest records, a temporary file whose exact name the mark records, a previous
 report ``<i>.old`` whose SHA-256 the manifest records. Anything else (a user's file saved under a listed name, a
 report edited there, a temporary the mark does not name) is left, and said. A mark whose entries are not plain
-file names ('/', '..': a hand-made one) is not planner's: its folder is left whole.
+file names ('/', '..': a hand-made one), or not names planner gives reports (:func:`report_name`: ``notes.txt``), or
+that others can write (it, or its folder without the sticky bit: the manifest's rule), is not planner's: its folder
+is left whole.
 
 Sources: Linux ``open(2)`` O_APPEND (each write goes to the end); SIGKILL keeps what was written before it
 (the page cache), so a killed run's mark holds every line written before the kill.

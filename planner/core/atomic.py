@@ -303,10 +303,10 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
 
                 place_staged(Path(tmp_name), path)
             except FileExistsError:
-                raise OutputError(f"{shown_path(path)}: another program created a file of that name in planner's "
-                                  "staging folder while planner was writing it; it was left as it is, and nothing "
-                                  f"was changed in {shown_path(directory.parent)}. Check what writes there and run "
-                                  "again.") from None
+                # named where it is (the staging folder stays, with it), not by where the report was going
+                raise OutputError(f"{path}: another program created a file of that name in planner's staging folder "
+                                  "while planner was writing it; it was left as it is, and nothing was changed in "
+                                  f"{directory.parent}. Check what writes there and run again.") from None
             tmp_name = None
         elif expect == ANY:
             os.replace(tmp_name, path)

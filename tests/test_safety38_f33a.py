@@ -287,3 +287,37 @@ def test_an_unrecorded_temporary_is_said_to_be_unknown_once(tmp_path: Path) -> N
                      "mark does not record), which planner cannot tell it wrote; check it and remove it yourself. "
                      "Planner removed the 1 unfinished temporary file(s) that a stopped planner run left there."]
     assert notes[0].count("cannot tell it wrote") == 1
+
+
+# -- m8: what a failed run could not remove (an append-only --out: chattr +a) is named with its error ---------------
+
+def test_a_temporary_that_cannot_be_removed_is_named_with_the_error(tmp_path: Path, monkeypatch) -> None:
+    def refused(*args, **kwargs):  # what an append-only folder answers a rename or unlink there (EPERM)
+        raise PermissionError(1, "Operation not permitted")
+
+    target = tmp_path / ".planner-reports.json"
+    monkeypatch.setattr(os, "replace", refused)
+    monkeypatch.setattr(os, "unlink", refused)
+    with pytest.raises(OutputError) as info:
+        write_text(target, "{}\n")
+    monkeypatch.undo()
+    (tmp,) = tmp_path.iterdir()
+    assert info.value.notes == (f"Left {tmp}: planner's temporary file for {target} could not be removed (Operation "
+                                "not permitted); remove it yourself once that is fixed.",)
+
+
+def test_a_staging_folder_a_failed_run_cannot_remove_is_named_with_the_error(tmp_path: Path, monkeypatch) -> None:
+    def refused(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    out = tmp_path / "o"
+    with pytest.raises(OutputError) as info:
+        with ReportSet(out, set_name="plan r") as rs:
+            write_text(rs.path("r.csv"), "csv\n")
+            monkeypatch.setattr(os, "rmdir", refused)
+            raise OutputError("a writer failed.")
+    monkeypatch.undo()
+    (folder,) = _staging(out)
+    assert info.value.notes == (f"Left {folder}: it could not be removed (Operation not permitted); check it and "
+                                "remove it yourself.",)
+    assert list(folder.iterdir()) == []  # its own files went, by inode

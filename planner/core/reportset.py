@@ -226,6 +226,7 @@ class ReportSet:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         stop = exc
+        said = len(self.notes)
         try:
             with held(self.guard):
                 try:
@@ -247,6 +248,10 @@ class ReportSet:
             stop.blocked = tuple(dict.fromkeys(stop.blocked + late.blocked))
         finally:
             self._shown_as_given(stop)
+            if isinstance(exc, OutputError):  # the clean-up's notes, said with the error, as the folder was given
+                notes = (*getattr(exc, "notes", ()), *self.notes[said:])  # (h33a m8)
+                if notes:
+                    exc.notes = tuple(show_text(n, self.out, self.shown) for n in notes)  # type: ignore[attr-defined]
             self._end_deferred(stop)
 
     def _shown_as_given(self, exc: BaseException | None) -> None:
@@ -637,8 +642,8 @@ class ReportSet:
                 elif MANIFEST_TMP.fullmatch(e.name):
                     if is_manifest_tmp(Path(e.path)):
                         os.unlink(e.path)
-                        self.notes.append(f"Removed {e.path}, a temporary file an earlier planner run left when it "
-                                          "was stopped.")
+                        self.notes.append(f"Removed {e.path}, a temporary file an earlier planner run left (stopped, "
+                                          "or unable to remove it).")
                     else:
                         self.notes.append(f"Kept {e.path}: it has the name of planner's temporary manifest but "
                                           "is not one planner wrote (not this user's, or not a report manifest); "

@@ -321,3 +321,29 @@ def test_a_staging_folder_a_failed_run_cannot_remove_is_named_with_the_error(tmp
     assert info.value.notes == (f"Left {folder}: it could not be removed (Operation not permitted); check it and "
                                 "remove it yourself.",)
     assert list(folder.iterdir()) == []  # its own files went, by inode
+
+
+def test_a_stopped_run_says_what_it_left_in_its_staging_folder(tmp_path: Path, monkeypatch) -> None:
+    import signal
+
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+    from planner.core import reportset
+    from planner.core.interrupt import Interrupted
+
+    def commit(self):  # another program writes into the live staging folder, then SIGTERM comes
+        for name in ("user.txt", "0.old"):
+            (self._staging / name).write_text(USER)
+        raise Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr(reportset.ReportSet, "commit", commit)
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "qlora-7b-12gb.yaml"
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 143, r.output  # 128 + SIGTERM's 15
+    (folder,) = _staging(out)
+    said = " ".join(r.output.split())
+    assert (f"Left {folder}: it holds 0.old, user.txt, which this run did not put there, so planner removed only its "
+            "own files; check it and remove it yourself. Interrupted by SIGTERM; stopped.") in said, said
+    assert sorted(p.name for p in folder.iterdir()) == ["0.old", "user.txt"]

@@ -248,7 +248,7 @@ class ReportSet:
             stop.blocked = tuple(dict.fromkeys(stop.blocked + late.blocked))
         finally:
             self._shown_as_given(stop)
-            if isinstance(exc, OutputError):  # the clean-up's notes, said with the error, as the folder was given
+            if isinstance(exc, (OutputError, Interrupted)):  # the clean-up's notes, said with the error or stop
                 notes = (*getattr(exc, "notes", ()), *self.notes[said:])  # (h33a m8)
                 if notes:
                     exc.notes = tuple(show_text(n, self.out, self.shown) for n in notes)  # type: ignore[attr-defined]

@@ -310,8 +310,9 @@ class ReportSet:
         try:
             os.rmdir(self._staging)
         except OSError as exc:
-            later = (f"the next planner run into this folder removes {', '.join(stuck[:3])} by its mark" if stuck
-                     else "check it and remove it yourself")
+            later = (f"it still holds {', '.join(stuck[:3])}{', ...' if len(stuck) > 3 else ''}, which this run made "
+                     "and could not remove; its mark stays, so a later planner run into this folder can remove them"
+                     if stuck else "check it and remove it yourself")
             self.notes.append(f"Left {self._staging}: it could not be removed ({exc.strerror or exc}); {later}.")
 
     # -- the files --

@@ -153,6 +153,9 @@ def _dead(out: Path, files: dict[str, str]) -> Path:
     listed = b"".join(f'"{n}"\n'.encode() + json.dumps({"sha256": {n: hashlib.sha256(t.encode()).hexdigest()},
                                                          "bytes": {n: len(t.encode())}}).encode() + b"\n"
                       for n, t in files.items())
+    # and the line of every staged report's hash that a run writes just before its moves: this run was stopped
+    # during them, so the set may be mixed (without it, nothing was moved and nothing is said to mix: h33a m3)
+    listed += json.dumps({"sha256": {n: hashlib.sha256(t.encode()).hexdigest() for n, t in files.items()}}).encode() + b"\n"
     (dead / reportset.STAGING_MARK).write_bytes(reportset._MARK_HEADER + listed)
     return dead
 

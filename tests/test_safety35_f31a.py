@@ -37,7 +37,8 @@ from planner.core.reportset import ReportSet
 
 rs = ReportSet(Path(sys.argv[1]), set_name="plan x").__enter__()
 write_text(rs.path("x.csv"), "a,b\\n")
-os.replace = lambda *args: os._exit(9)
+import planner.core.renames as renames
+renames.place_staged = lambda *args: os._exit(9)  # the staged report's rename, which never replaces (h33a N1)
 write_text(rs.path("x.md"), "# x\\n")
 """
 
@@ -60,9 +61,12 @@ def test_the_mark_records_each_temporary_and_each_complete_report_as_written(tmp
     (tmp,) = [p.name for p in folder.iterdir() if p.name.startswith(".x.md.")]
     csv_tmp = json.loads(folder.joinpath(STAGING_MARK).read_text().splitlines()[2])["tmp"]
     lines = [json.loads(x) for x in folder.joinpath(STAGING_MARK).read_text().splitlines()[1:]]
-    # the name, the temporary's name before it is made, the complete file's hash and size before it takes its name
-    assert lines == ["x.csv", {"tmp": csv_tmp}, {"sha256": {"x.csv": _sha(b"a,b\n")}, "bytes": {"x.csv": 4}},
-                     "x.md", {"tmp": tmp}, {"sha256": {"x.md": _sha(b"# x\n")}, "bytes": {"x.md": 4}}]
+    # the name, the temporary's name before it is made, the complete file's hash, size, device and inode (h33a N1)
+    # before it takes its name: x.csv has its temporary's inode (renamed), x.md's temporary is still there
+    made = {n: [os.lstat(folder / n).st_dev, os.lstat(folder / n).st_ino] for n in ("x.csv", tmp)}
+    assert lines == ["x.csv", {"tmp": csv_tmp},
+                     {"sha256": {"x.csv": _sha(b"a,b\n")}, "bytes": {"x.csv": 4}, "made": made["x.csv"]},
+                     "x.md", {"tmp": tmp}, {"sha256": {"x.md": _sha(b"# x\n")}, "bytes": {"x.md": 4}, "made": made[tmp]}]
     assert sorted(p.name for p in folder.iterdir()) == sorted([STAGING_MARK, tmp, "x.csv"])
 
 
@@ -77,13 +81,16 @@ def test_a_killed_runs_files_go_and_a_users_file_under_a_listed_name_stays(tmp_p
     assert notes[0].startswith(f"Left {folder}: it holds x.csv (not a file planner wrote: no hash in "
                                ".planner-reports.json or in the run's staging mark matches, so it may be yours), "
                                "which planner cannot tell it wrote; check it and remove it yourself. Planner removed "
-                               "the 1 file(s) of reports that a stopped planner run left there"), notes
+                               # the recorded temporary of x.md: said as one, not as a report (h33a m3)
+                               "the 1 unfinished temporary file(s) that a stopped planner run left there"), notes
     # unchanged, the killed run's files are all recognised: the folder goes
     folder = _killed_run(tmp_path / "p")
     with ReportSet(tmp_path / "p", set_name="plan x") as rs:
         notes = list(rs.notes)
     assert not folder.exists()
-    assert notes[0].startswith(f"Removed {folder}, which a stopped planner run left, with 2 file(s) of its reports")
+    # x.csv, staged whole, and x.md's temporary, said as what each is (h33a m3); nothing was moved: no "may mix"
+    assert notes[0] == (f"Removed {folder}, which a stopped planner run left, with 1 file(s) of its reports and 1 "
+                        "unfinished temporary file(s).")
 
 
 def _dead(out: Path, mark: list[object], files: dict[str, bytes]) -> Path:
@@ -101,8 +108,8 @@ def test_an_earlier_releases_mark_without_hashes_removes_nothing_by_name(tmp_pat
     # a run of an earlier release killed while writing: the names only, a temporary not recorded
     folder = _dead(tmp_path, ["r.csv", "r.md"], {"r.csv": b"user precious csv\n", ".r.md.0123abcd.tmp": b"# r"})
     left = _clear_staging(folder)
-    assert left == [".r.md.0123abcd.tmp (an unfinished write whose name the run's staging mark does not record, so "
-                    "planner cannot tell it wrote it)",
+    # the note adds "which planner cannot tell it wrote" once (h33a m5)
+    assert left == [".r.md.0123abcd.tmp (an unfinished write whose name the run's staging mark does not record)",
                     "r.csv (not a file planner wrote: no hash in .planner-reports.json or in the run's staging mark "
                     "matches, so it may be yours)"]
     assert (folder / "r.csv").read_bytes() == b"user precious csv\n" and (folder / ".r.md.0123abcd.tmp").is_file()
@@ -145,21 +152,25 @@ def test_the_hash_is_recorded_before_the_report_takes_its_name_and_the_temporary
     from planner.core import stagerecord
     from planner.core.atomic import write_text
 
+    from planner.core import renames
+
     seen = []
-    real_temp, real_replace = stagerecord.record_temp, os.replace
+    real_temp, real_place = stagerecord.record_temp, renames.place_staged
 
     def record_temp(mark: Path, tmp: str) -> None:
         seen.append(("temp", os.path.lexists(tmp)))  # not made yet
         real_temp(mark, tmp)
 
-    def replace(src, dst) -> None:
+    def place(src, dst) -> None:  # the staged report's rename, which never replaces (h33a N1)
         if Path(dst).parent.name.startswith(STAGING_PREFIX):
             mark = (Path(dst).parent / STAGING_MARK).read_text()
-            seen.append(("rename", json.dumps({"sha256": {"a.md": _sha(b"hi\n")}, "bytes": {"a.md": 3}}) in mark))
-        real_replace(src, dst)
+            # the line's start: its device and inode ("made") follow (h33a N1)
+            line = json.dumps({"sha256": {"a.md": _sha(b"hi\n")}, "bytes": {"a.md": 3}})[:-1] + ", \"made\": ["
+            seen.append(("rename", line in mark))
+        real_place(src, dst)
 
     monkeypatch.setattr(stagerecord, "record_temp", record_temp)
-    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(renames, "place_staged", place)
     with ReportSet(tmp_path / "o", set_name="plan a") as rs:
         write_text(rs.path("a.md"), "hi\n")
         rs.commit()

@@ -386,7 +386,7 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
         write_text(rs.path(f"{stem}.json"), json_text(result.document(), indent=2, allow_nan=False) + "\n")
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}
-        notes = tuple(rs.notes)
+    notes = tuple(rs.notes)  # after the with block: its clean-up's notes too (h33a m1)
     return dataclasses.replace(result, outputs=written, notes=notes)
 
 
@@ -412,4 +412,4 @@ def _write_infeasible(exc: Any, out: Path, sc: Any, cat: Any, *, shown: Path | N
             rs.remove(f"{stem}.xlsx")
         exc.outputs = {p.suffix[1:]: p for p in rs.commit()}
         exc.removed = rs.removed
-        exc.notes = tuple(rs.notes)
+    exc.notes = tuple(rs.notes)  # after the with block: its clean-up's notes too (h33a m1)

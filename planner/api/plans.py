@@ -502,7 +502,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
                         rs.remove(name)
                     exc.outputs = {p.suffix[1:]: p for p in rs.commit()}
                     exc.removed = rs.removed
-                    exc.notes = tuple(rs.notes)
+                exc.notes = tuple(rs.notes)  # after the with block: its clean-up's notes too (h33a m1)
         raise
     from planner.report.from_plan import plan_references
 
@@ -540,7 +540,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
                 rs.remove(f"{stem}.{ext}")
         paths = {p.suffix[1:]: p for p in rs.commit()}
         removed = tuple(rs.removed)
-        notes = tuple(rs.notes)
+    notes = tuple(rs.notes)  # after the with block: its clean-up's notes too (h33a m1)
     return PlanResult(result, paths, removed, notes)
 
 

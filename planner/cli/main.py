@@ -241,6 +241,12 @@ class _Group(click.Group):
                     raise Interrupted(guard.received)
                 return rv
             except Interrupted as exc:
+                # what the stopped run's clean-up left (another program's file in its staging folder), said first
+                if getattr(exc, "notes", ()):
+                    from planner.cli.common import echo
+
+                    for note in exc.notes:
+                        echo(note, err=True)
                 # it came while a report set moved into place (which completed first), or after
                 written = list(exc.written) or list(dict.fromkeys(guard.written))
                 removed = list(exc.removed) if exc.written else list(dict.fromkeys(guard.removed))

@@ -249,77 +249,115 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     path = Path(path)
     directory = path.parent
     tmp_name = None
+    tmp_id = None
+    left: tuple[str, OSError] | None = None  # the temporary that could not be removed, and why
     try:
         try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            st = None
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            raise DestinationError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
-        if st is not None:
-            refuse_read_only(path, st)
-        from planner.core.stagerecord import record_file, record_temp, staging_mark
-
-        # in a report set's staging folder, its mark records the temporary's name before it is made, and the
-        # report's SHA-256 and size before it takes its name: what a killed run left is removed by them alone
-        mark = staging_mark(directory)
-        fd, tmp_name = _new_temp(directory, path.name, private=private,
-                                 before=None if mark is None else (lambda t: record_temp(mark, t)))
-        copied = None
-        try:
-            if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
-                acl = _acl_of(path)  # read first: a change after this is found after the swap
-                keep_access(fd, st, path, path, notes)
-                st_new = os.fstat(fd)
-                copied = (kept_mode(st), acl, st_new.st_ino, st_new.st_gid)
-            if private and st is not None:  # as the file it replaces was (0600 stays 0600), less group and
-                # others' write; a new one keeps the mode it was made with (0o644 less the umask or the folder's
-                # default ACL: a chmod here would override the ACL's, h23a m2)
-                os.fchmod(fd, kept_mode(st) & ~0o022)
-        except BaseException:
-            os.close(fd)
-            raise
-        import hashlib
-
-        digest = hashlib.sha256()
-        with os.fdopen(fd, "wb") as fh:
-            for piece in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
-                fh.write(piece)
-                digest.update(piece)
-            fh.flush()
-            os.fsync(fh.fileno())
-            size = os.fstat(fh.fileno()).st_size
-        if mark is not None:
-            record_file(mark, path.name, digest.hexdigest(), size)
-        if expect == ANY:
-            os.replace(tmp_name, path)
-            tmp_name = None
-        else:
-            tmp_name = _replace_expected(Path(tmp_name), path, expect, None if private else copied, notes)
-        fsync_dir(directory)
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:  # the temporary beside it is longer than the name: PATH_MAX or NAME_MAX
-            raise path_too_long(shown_path(path), exc, directory) from None
-        if exc.errno == errno.EFBIG:  # ulimit -f: Python ignores SIGXFSZ, so the write fails with EFBIG (write(2))
-            raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}): the file-size limit "
-                              "('ulimit -f') stopped it. Raise the limit and run again.") from None
-        if exc.errno == errno.ENOENT and not os.path.isdir(directory):  # rm -rf or mv of the folder meanwhile
-            raise OutputError(gone_folder(shown_path(path), exc)) from None
-        if exc.errno == errno.EPERM:  # not the mode: an attribute (chattr +i, +a) on the file or folder (h25a m1)
-            raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that file and its "
-                              "directory (an immutable or append-only attribute: lsattr), and run again.") from None
-        if no_free_inodes(exc, directory):  # ENOSPC with free space: said as what it is (h31a m2)
-            raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}): {NO_INODES}. Remove files "
-                              "there, or write to another file system.") from None
-        raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
-                          "and the disk has room.") from None
-    finally:
-        if tmp_name is not None:
             try:
-                os.unlink(tmp_name)
-            except OSError:
-                pass
+                st = os.stat(path)
+            except FileNotFoundError:
+                st = None
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                raise DestinationError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
+            if st is not None:
+                refuse_read_only(path, st)
+            from planner.core.stagerecord import record_file, record_temp, staging_mark
+
+            # in a report set's staging folder, its mark records the temporary's name before it is made, and the
+            # report's SHA-256, size, device and inode before it takes its name: what a killed run left is removed by
+            # them alone, and what the live run removes is the file it made (h33a N1, N4)
+            mark = staging_mark(directory)
+            fd, tmp_name = _new_temp(directory, path.name, private=private,
+                                     before=None if mark is None else (lambda t: record_temp(mark, t)))
+            made = os.fstat(fd)
+            tmp_id: tuple[int, int] | None = (made.st_dev, made.st_ino)  # removed on failure only while it is that file
+            copied = None
+            try:
+                if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
+                    acl = _acl_of(path)  # read first: a change after this is found after the swap
+                    keep_access(fd, st, path, path, notes)
+                    st_new = os.fstat(fd)
+                    copied = (kept_mode(st), acl, st_new.st_ino, st_new.st_gid)
+                if private and st is not None:  # as the file it replaces was (0600 stays 0600), less group and
+                    # others' write; a new one keeps the mode it was made with (0o644 less the umask or the folder's
+                    # default ACL: a chmod here would override the ACL's, h23a m2)
+                    os.fchmod(fd, kept_mode(st) & ~0o022)
+            except BaseException:
+                os.close(fd)
+                raise
+            import hashlib
+
+            digest = hashlib.sha256()
+            with os.fdopen(fd, "wb") as fh:
+                for piece in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
+                    fh.write(piece)
+                    digest.update(piece)
+                fh.flush()
+                os.fsync(fh.fileno())
+                size = os.fstat(fh.fileno()).st_size
+            if mark is not None:
+                record_file(mark, path.name, digest.hexdigest(), size, tmp_id)
+            if expect == ANY and mark is not None:
+                # a staged report takes its name only while nothing holds it: a file another program dropped there
+                # meanwhile is never replaced (h33a N1); the run stops with one line and leaves that file
+                try:
+                    from planner.core.renames import place_staged
+
+                    place_staged(Path(tmp_name), path)
+                except FileExistsError:
+                    # named where it is (the staging folder stays, with it), not by where the report was going
+                    raise OutputError(f"{path}: another program created a file of that name in planner's staging folder "
+                                      "while planner was writing it; it was left as it is, and nothing was changed in "
+                                      f"{directory.parent}. Check what writes there and run again.") from None
+                tmp_name = None
+            elif expect == ANY:
+                os.replace(tmp_name, path)
+                tmp_name = None
+            else:
+                tmp_id = None  # from here the temporary may hold the file swapped out: removed by name, as before
+                tmp_name = _replace_expected(Path(tmp_name), path, expect, None if private else copied, notes)
+            fsync_dir(directory)
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # the temporary beside it is longer than the name: PATH_MAX or NAME_MAX
+                raise path_too_long(shown_path(path), exc, directory) from None
+            if exc.errno == errno.EFBIG:  # ulimit -f: Python ignores SIGXFSZ, so the write fails with EFBIG (write(2))
+                raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}): the file-size limit "
+                                  "('ulimit -f') stopped it. Raise the limit and run again.") from None
+            if exc.errno == errno.ENOENT and not os.path.isdir(directory):  # rm -rf or mv of the folder meanwhile
+                raise OutputError(gone_folder(shown_path(path), exc)) from None
+            if exc.errno == errno.EPERM:  # not the mode: an attribute (chattr +i, +a) on the file or folder (h25a m1)
+                raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that file and its "
+                                  "directory (an immutable or append-only attribute: lsattr), and run again.") from None
+            if no_free_inodes(exc, directory):  # ENOSPC with free space: said as what it is (h31a m2)
+                raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}): {NO_INODES}. Remove files "
+                                  "there, or write to another file system.") from None
+            raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
+                              "and the disk has room.") from None
+        finally:
+            if tmp_name is not None:
+                try:
+                    if tmp_id is None:
+                        os.unlink(tmp_name)
+                    else:  # only the file this call made: another program's at that name is left (h33a N4)
+                        from planner.core.stagerecord import unlink_same
+
+                        unlink_same(tmp_name, tmp_id)
+                except OSError as exc:
+                    left = (tmp_name, exc)
+    except OutputError as failing:
+        if left is not None:
+            _say_left(failing, *left)
+        raise
     return path
+
+
+def _say_left(failing: OutputError, tmp: str, exc: OSError) -> None:
+    """Where a write fails (``failing``) and its temporary file ``tmp`` cannot be removed either (``chattr +a`` on
+    the folder: EPERM, ``exc``), name that file in the error's ``notes``, said before its line, so that the run that
+    left it says so (h33a m8)."""
+    failing.notes = (*getattr(failing, "notes", ()),  # type: ignore[attr-defined]
+                     f"Left {tmp}: planner's temporary file for {shown_path(Path(tmp)).parent / Path(tmp).name[1:-13]} "
+                     f"could not be removed ({exc.strerror or exc}); remove it yourself once that is fixed.")
 
 
 def _changed(path: Path) -> OutputError:

@@ -117,9 +117,12 @@ def _place(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves)
             backup = rs._staging / f"{i}.old"
             rs._record(backup.name)  # listed first: a run killed from here on leaves it to clean
             try:
-                os.link(dst, backup)
+                os.link(dst, backup)  # never replaces: a file another program put at that name stops the moves
+            except FileExistsError:
+                raise _taken(backup) from None
             except OSError:
-                shutil.copy2(dst, backup)  # a file system without hard links
+                _copy_new(dst, backup)  # a file system without hard links
+            _made(rs, backup)
             os.replace(staged, dst)
             moves.steps.append(("replaced", name, backup))
             return
@@ -133,10 +136,58 @@ def _place(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves)
 def _take_away(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves) -> None:
     backup = rs._staging / f"{i}.old"
     rs._record(backup.name)
-    os.rename(rs.out / name, backup)  # what moves is what the name held at that instant
+    # what moves is what the name held at that instant (a rename); it lands on an empty file this run has just made
+    # there exclusively, so a file another program put at that name first is never replaced (h33a N1); one swapped
+    # onto that empty file in the instant before the rename is the known limit
+    from planner.core.stagerecord import unlink_same
+
+    try:
+        fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except FileExistsError:
+        raise _taken(backup) from None
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.rename(rs.out / name, backup)
+    except OSError:
+        try:
+            unlink_same(backup, (st.st_dev, st.st_ino))  # the empty file this run made, while it is that file
+        except OSError:
+            pass
+        raise
+    _made(rs, backup)
     moves.steps.append(("taken", name, backup))
     if _sha256(backup) not in manifest.get(name, {}).get("sha256", []):
         raise Changed(name, what=_what_came_out(backup))
+
+
+def _taken(backup: Path) -> OutputError:
+    """The failure of a move whose ``<i>.old`` name in the staging folder another program took first (h33a N1)."""
+    return OutputError(f"{backup} was created by another program in planner's staging folder, where planner keeps "
+                       "the previous report it moves away; it was left as it is")
+
+
+def _copy_new(src: Path, dst: Path) -> None:
+    """Copy ``src`` to a new file ``dst`` (its bytes, mode and times), created exclusively: a file of that name is
+    never written over (FileExistsError)."""
+    with open(src, "rb") as fin, open(dst, "xb") as fout:
+        shutil.copyfileobj(fin, fout)
+    shutil.copystat(src, dst)
+
+
+def _made(rs: Any, path: Path) -> None:
+    """Note the device and inode of ``path``, a file the moves just made in the staging folder (``<i>.old``): the
+    run's clean-up removes that name only while it holds that file (:meth:`ReportSet._remove_staging`)."""
+    made = getattr(rs, "made", None)
+    if made is None:
+        return
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    made[path.name] = (st.st_dev, st.st_ino)
 
 
 def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
@@ -331,9 +382,15 @@ def _where_now(rs: Any, moves: _Moves) -> str:
 
 def _keep(rs: Any, mark: str) -> None:
     """Keep the staging folder: never removed, by this run or a later one (its mark goes)."""
+    from planner.core.stagerecord import unlink_same
+
     rs._keep_staging = True
-    try:
-        os.unlink(rs._staging / mark)  # a folder without planner's mark is left whole
+    ident = getattr(rs, "_mark_id", None)
+    try:  # a folder without planner's mark is left whole; only the mark this run made goes
+        if ident is None:
+            os.unlink(rs._staging / mark)
+        else:
+            unlink_same(rs._staging / mark, ident)
     except OSError:
         pass
 

@@ -101,3 +101,23 @@ def place_new(src: Path, dst: Path, *, rename: bool = True) -> None:
         return
     os.link(src, dst)
     os.unlink(src)
+
+
+def place_staged(src: Path, dst: Path) -> None:
+    """Give the staged file ``src`` the name ``dst`` without replacing a file there (:func:`place_new`); on a
+    file system that can neither rename without replacing nor make hard links (link(2): EPERM, ENOTSUP), a plain
+    rename once ``dst`` is found free (a file made in the instant between is that fallback's known limit).
+
+    Raises:
+        FileExistsError: ``dst`` exists; OSError: the rename failed otherwise.
+    """
+    try:
+        place_new(src, dst)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK):
+            raise
+        if os.path.lexists(dst):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(dst)) from None
+        os.replace(src, dst)

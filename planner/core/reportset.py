@@ -19,7 +19,10 @@ mark (each staged report's, recorded as soon as it is complete, before it takes 
 a temporary file only when the mark recorded its exact name before it was made (:mod:`planner.core.stagemark`: a
 user's file saved there, or one the moves swapped in, is never removed); the folder goes only once
 that empties it, else it is left and said (:attr:`ReportSet.notes`); the previous files a commit keeps
-there (``N.old``) are listed in the mark before they are made. Planner's own temporary manifests
+there (``N.old``) are listed in the mark before they are made. The live run's own staging folder is cleared
+of the files that run made alone, each known by its device and inode as made and checked just before the unlink
+(:func:`planner.core.stagerecord.clear_own`), never by a name's pattern: another program's file there is left, and
+said by that run (h33a N1, N4). Planner's own temporary manifests
 (``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
 start of one: :func:`planner.core.manifest.is_manifest_tmp`) are removed and said; another file of that name is kept and said.
 Never removed as a leftover: a file that is this run's own standard output or error (by device and inode: a
@@ -95,7 +98,8 @@ from planner.core.destinations import check_destinations, refuse_input  # noqa: 
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
 from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, clear_staging,
-                                    made_by_mkdtemp, named_here, own_stream, temp_of)
+                                    made_by_mkdtemp, named_here, own_stream)
+from planner.core.stagerecord import clear_own
 
 # the staging mark and the cleanup that goes by it (planner.core.stagemark), under the names tests and modules use
 _NO_MARK, _NOT_REMOVED, _MARK_HEADER, _TMP, _OLD = NO_MARK, NOT_REMOVED, MARK_HEADER, TMP, OLD
@@ -154,6 +158,9 @@ class ReportSet:
         self._lock_fd: int | None = None
         self._staging: Path | None = None
         self._staging_id: tuple[int, int] | None = None  # its device and inode as made: removed only while it is that
+        self._mark_id: tuple[int, int] | None = None  # its mark's, as made
+        #: name -> device and inode of each ``<i>.old`` the moves made in the staging folder (planner.core.moves)
+        self.made: dict[str, tuple[int, int]] = {}
         self._committed = False
         self._keep_staging = False
         self._templates: list[Path] = []  # the set's reports now there, whose group and ACLs a gained one gets
@@ -199,8 +206,10 @@ class ReportSet:
                     made = os.lstat(self._staging)
                     self._staging_id = (made.st_dev, made.st_ino)
                     enc = recorded_encoding()  # the names' encoding, where it is not UTF-8 (h25a m2)
-                    (self._staging / STAGING_MARK).write_bytes(
-                        _MARK_HEADER + (json.dumps(enc).encode("ascii") + b"\n" if enc else b""))
+                    with open(self._staging / STAGING_MARK, "xb") as fh:
+                        fh.write(_MARK_HEADER + (json.dumps(enc).encode("ascii") + b"\n" if enc else b""))
+                        made = os.fstat(fh.fileno())
+                    self._mark_id = (made.st_dev, made.st_ino)
                 except OSError as exc:
                     if exc.errno == errno.ENAMETOOLONG:
                         raise path_too_long(self.out, exc, self.out) from None
@@ -217,6 +226,7 @@ class ReportSet:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         stop = exc
+        said = len(self.notes)
         try:
             with held(self.guard):
                 try:
@@ -238,6 +248,10 @@ class ReportSet:
             stop.blocked = tuple(dict.fromkeys(stop.blocked + late.blocked))
         finally:
             self._shown_as_given(stop)
+            if isinstance(exc, (OutputError, Interrupted)):  # the clean-up's notes, said with the error or stop
+                notes = (*getattr(exc, "notes", ()), *self.notes[said:])  # (h33a m8)
+                if notes:
+                    exc.notes = tuple(show_text(n, self.out, self.shown) for n in notes)  # type: ignore[attr-defined]
             self._end_deferred(stop)
 
     def _shown_as_given(self, exc: BaseException | None) -> None:
@@ -273,9 +287,11 @@ class ReportSet:
         release(exc.blocked)
 
     def _remove_staging(self) -> None:
-        """Remove the staging folder; where the tree walk cannot (it needs descriptors: ``ulimit -n``), remove
-        the names this run put there one by one (by path: no descriptor), then the folder. What still
-        cannot go is said in :attr:`notes` (the next run that holds the lock cleans it: its mark lists it)."""
+        """Remove the files this run made in its staging folder, known by what it made and checked to be the same
+        files just before each unlink (:func:`planner.core.stagerecord.clear_own`: never by a name's pattern), then
+        the folder. Another program's file there is left, with the folder, and said in :attr:`notes` in this
+        run (h33a N1, N4, m1); so is a file of its own that cannot go (its mark is then kept: the next run into the
+        folder removes what the mark records)."""
         assert self._staging is not None
         try:
             now = os.lstat(self._staging)
@@ -285,40 +301,19 @@ class ReportSet:
             self.notes.append(f"Left {self._staging}: it is no longer the folder this run made (replaced or moved by "
                               "someone else), so planner removed nothing there.")
             return
-        # the mark goes last: a run killed part-way leaves it listing what is still there, which the next run
-        # into this folder then removes (_clear_staging)
-        try:
-            entries = [e for e in os.scandir(self._staging) if e.name != STAGING_MARK]
-        except OSError:  # no descriptor for the listing (ulimit -n): the names this run put there, by path
-            entries = []
-        foreign = []
-        for e in entries:
-            if not self._put_here(e.name) or e.is_dir(follow_symlinks=False):
-                foreign.append(e.name)  # another program's, put there during the run (h32a N2): never removed
-                continue
-            try:
-                os.unlink(e.path)
-            except OSError:
-                pass
+        foreign, stuck = clear_own(self._staging, self._mark_id, self.made)
         if foreign:
-            shown = ", ".join(sorted(foreign)[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
             self.notes.append(f"Left {self._staging}: it holds {shown}, which this run did not put there, so planner "
                               "removed only its own files; check it and remove it yourself.")
-        for name in [*self._names, *self._recorded, STAGING_MARK]:
-            try:
-                os.unlink(self._staging / name)
-            except OSError:
-                pass
+            return
         try:
             os.rmdir(self._staging)
         except OSError as exc:
-            self.notes.append(f"Left {self._staging}: it could not be removed ({exc.strerror or exc}); the next "
-                              "planner run into this folder removes it.")
-
-    def _put_here(self, name: str) -> bool:
-        """Whether ``name`` in the staging folder is one this run put there: a report it staged, a temporary
-        planner.core.atomic made for one ('.NAME.XXXXXXXX.tmp'), a previous report its moves kept ('<i>.old')."""
-        return name in self._names or name in self._recorded or bool(OLD.fullmatch(name)) or temp_of(name, self._names)
+            later = (f"it still holds {', '.join(stuck[:3])}{', ...' if len(stuck) > 3 else ''}, which this run made "
+                     "and could not remove; its mark stays, so a later planner run into this folder can remove them"
+                     if stuck else "check it and remove it yourself")
+            self.notes.append(f"Left {self._staging}: it could not be removed ({exc.strerror or exc}); {later}.")
 
     # -- the files --
     def path(self, name: str) -> Path:
@@ -648,8 +643,8 @@ class ReportSet:
                 elif MANIFEST_TMP.fullmatch(e.name):
                     if is_manifest_tmp(Path(e.path)):
                         os.unlink(e.path)
-                        self.notes.append(f"Removed {e.path}, a temporary file an earlier planner run left when it "
-                                          "was stopped.")
+                        self.notes.append(f"Removed {e.path}, a temporary file an earlier planner run left (stopped, "
+                                          "or unable to remove it).")
                     else:
                         self.notes.append(f"Kept {e.path}: it has the name of planner's temporary manifest but "
                                           "is not one planner wrote (not this user's, or not a report manifest); "
@@ -666,9 +661,12 @@ class ReportSet:
                     held = _files_in(Path(e.path))
                     if hashes is None:  # every hash the manifest lists, read once: what a previous report may be
                         hashes = _listed_hashes(self.out)
-                    left = _clear_staging(Path(e.path), hashes)
+                    found: dict = {}
+                    left = _clear_staging(Path(e.path), hashes, found)
                     if held or left:
-                        self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left))
+                        self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left,
+                                                             temps=found.get("temps", 0),
+                                                             moved=found.get("moved", True)))
             except OSError:
                 continue
 
@@ -720,33 +718,42 @@ def _entry(set_name: str, digest: str, size: int, old: dict | None = None, origi
     return entry
 
 
-def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> str:
+def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str], *, temps: int = 0,
+                       moved: bool = True) -> str:
     """What clearing a dead run's staging ``folder`` did, in one line: it held ``held`` files; ``left``: those
-    kept (not the run's own). A run stopped during its moves may have left a set that mixes new and older
-    reports: the manifest names them (:func:`_mixed_names`); without one, the names cannot be told."""
+    kept (not the run's own); ``temps``: how many of those removed were temporaries (half-written, said as such,
+    never counted as reports: h33a m3); ``moved``: whether that run's mark says its moves began. Only such a run
+    may have left a set that mixes new and older reports: the manifest names them (:func:`_mixed_names`); without
+    one, the names cannot be told."""
     gone = [n for n in left if n.startswith(_NOT_REMOVED)]  # emptied, but the folder itself would not go
     left = [n for n in left if not n.startswith(_NOT_REMOVED)]
-    removed = held - len(left)
-    mixed = _mixed_names(out) if removed > 0 else []  # the manifest read only when it matters
-    if removed > 0 and mixed:
+    removed = held - len(left) - temps
+    could_mix = removed > 0 and moved
+    mixed = _mixed_names(out) if could_mix else []  # the manifest read only when it matters
+    if could_mix and mixed:
         why = (f"the reports of that run in {out} ({', '.join(mixed[:3])}{', ...' if len(mixed) > 3 else ''}) may "
                "mix its new files with older ones; run it again to rewrite them whole")
-    elif removed > 0 and not (out / MANIFEST).is_file():
+    elif could_mix and not (out / MANIFEST).is_file():
         why = (f"{out} has no {MANIFEST} to tell whether that run was stopped during its moves, so its reports "
                "there may mix new files with older ones; run it again to rewrite them whole")
     else:
         why = ""
-    said = f"{removed} file(s) of its reports" + (f": {why}" if why else "")
+    temp_text = f"{temps} unfinished temporary file(s)"
+    said = (" and ".join(([f"{removed} file(s) of its reports"] if removed > 0 or not temps else [])
+                         + ([temp_text] if temps else [])) + (f": {why}" if why else ""))
+    what_went = " and ".join(([f"the {removed} file(s) of reports"] if removed > 0 else [])
+                             + ([f"{'the ' if removed <= 0 else ''}{temp_text}"] if temps else []))
+    removed += temps
     run = "a planner run stopped during its moves" if mixed else "a stopped planner run"
     if not left and gone:
-        said = (f" Planner removed the {removed} file(s) of reports that {run} left there" +
+        said = (f" Planner removed {what_went} that {run} left there" +
                 (f"; {why}" if why else "") + ".") if removed > 0 else ""
         return (f"Left {folder}: it could not be removed ({gone[0][len(_NOT_REMOVED):-1]}); check it and remove it "
                 f"yourself.{said}")
     if not left:
         return f"Removed {folder}, which {run} left, with {said}."
     shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
-    removed_from = (f" planner removed the {removed} file(s) of reports that {run} left there" +
+    removed_from = (f" planner removed {what_went} that {run} left there" +
                     (f"; {why}" if why else "") + ".") if removed > 0 else ""
     what = "no planner mark, so planner cannot tell it made it" if left == [_NO_MARK] else \
         f"{shown}, which planner cannot tell it wrote"  # h27a m4

@@ -18,7 +18,9 @@ A later run removes a file there only when planner can tell it wrote it (:func:`
 whose SHA-256 the mark or the manifest records, a temporary file whose exact name the mark records, a previous
 report ``<i>.old`` whose SHA-256 the manifest records. Anything else (a user's file saved under a listed name, a
 report edited there, a temporary the mark does not name) is left, and said. A mark whose entries are not plain
-file names ('/', '..': a hand-made one) is not planner's: its folder is left whole.
+file names ('/', '..': a hand-made one), or not names planner gives reports (:func:`report_name`: ``notes.txt``), or
+that others can write (it, or its folder without the sticky bit: the manifest's rule), is not planner's: its folder
+is left whole.
 
 Sources: Linux ``open(2)`` O_APPEND (each write goes to the end); SIGKILL keeps what was written before it
 (the page cache), so a killed run's mark holds every line written before the kill.
@@ -88,6 +90,32 @@ def named_here(names: set[str], enc: str) -> set[str]:
     return {os.fsdecode(n.encode(enc, "surrogateescape")) for n in names}
 
 
+#: The suffixes of the names planner gives reports: '<stem>.xlsx/.csv/.json/.md' (planner.api.plans), and
+#: '<stem>-compare.json/.xlsx' (planner.api.comparisons) among them.
+REPORT_SUFFIXES = ("xlsx", "csv", "json", "md")
+#: The one other name a report of planner's has: import-skypilot's (planner.cli.catalog).
+CLOUD_REPORT = "cloud.yaml"
+
+
+def report_name(name: str) -> bool:
+    """Whether ``name`` is one planner gives a report in a staging folder: '<stem>.<format>' with ``<stem>`` as
+    :func:`planner.core.names.safe_stem` makes one (the '-compare' sets' too), ``cloud.yaml``, or a previous report
+    its moves keep (``<i>.old``). A hand-made mark that lists any other name (``notes.txt``) is not planner's
+    (h33a N2)."""
+    from planner.core.errors import PlannerError
+    from planner.core.names import safe_stem
+
+    if name == CLOUD_REPORT or OLD.fullmatch(name):
+        return True
+    stem, dot, ext = name.rpartition(".")
+    if not dot or ext not in REPORT_SUFFIXES:
+        return False
+    try:
+        return safe_stem(stem, None, check_reserved=False) == stem
+    except PlannerError:
+        return False
+
+
 def temp_of(name: str, reports: Iterable[str]) -> bool:
     """Whether ``name`` is a temporary file planner.core.atomic makes for one of ``reports``
     ('.NAME.XXXXXXXX.tmp', NAME cut to fit: :data:`TMP`)."""
@@ -120,6 +148,9 @@ def _read_mark(data: bytes) -> tuple[set[str], set[str], set[str], bool, str]:
     lines = data.split(b"\n")
     items = [json.loads(x) for x in lines[1:] if x.strip()] if lines[0] + b"\n" == MARK_HEADER else []
     listed = {_plain(x) for x in items if isinstance(x, str)}
+    for name in sorted(listed):  # only the names planner gives reports (h33a N2: "notes.txt" is never one)
+        if not report_name(name):
+            raise _NotAName(name, "is no name planner gives a report")
     tmps: set[str] = set()
     hashes: set[str] = set()
     moved = False
@@ -144,12 +175,33 @@ def _read_mark(data: bytes) -> tuple[set[str], set[str], set[str], bool, str]:
     return listed, tmps, hashes, moved, enc
 
 
-def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset()) -> list[str]:
+def _shared(folder: Path, mark: Path, st: os.stat_result) -> str | None:
+    """Why the mark ``mark`` (of stat ``st``) of ``folder`` is not trusted though it is this user's: it, or its
+    folder (without the sticky bit), can be written by others, as the manifest is judged
+    (:func:`planner.core.sharing.writable_by_others`, h33a m2); None when neither can."""
+    from planner.core.sharing import writable_by_others
+
+    if writable_by_others(st, mark):
+        return "others can write it, so planner does not go by it"
+    try:
+        fst = os.lstat(folder)
+    except OSError:
+        return None
+    if writable_by_others(fst, folder) and not fst.st_mode & stat.S_ISVTX:
+        return "others can write its folder, so planner does not go by it"
+    return None
+
+
+def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset(),
+                  found: dict | None = None) -> list[str]:
     """Remove from a dead staging folder the files planner can tell it wrote there (module docstring: regular files
     of this user), then the mark and the folder if nothing else is left. Returns the names left, each with why
     where it is not plain (sorted); [] when the folder is gone. A folder without planner's mark, or whose mark is
-    not this user's or not one planner wrote, is left whole. ``hashes``: every SHA-256 the output folder's manifest
-    lists (any name): a previous report (``<i>.old``) is removed only when its hash is one of them."""
+    not this user's, not one planner wrote, or writable by others (it or the folder: :func:`_shared`), is left
+    whole. ``hashes``: every SHA-256 the output folder's manifest lists (any name): a previous report
+    (``<i>.old``) is removed only when its hash is one of them. ``found``, if given, gets ``"temps"`` (how many
+    of the files removed were temporaries, not reports) and ``"moved"`` (whether the stopped run's mark says its
+    moves began: only then can the reports in the output folder mix two runs' files), h33a m3."""
     from planner.core.names import cut_utf8
 
     mark = folder / STAGING_MARK
@@ -160,12 +212,14 @@ def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset())
             return [STAGING_MARK]
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MANIFEST_MAX_BYTES:
             raise OSError
+        if (shared := _shared(folder, mark, st)) is not None:
+            raise _NotAName(None, shared)
         listed, tmps, staged, moved, enc = _read_mark(mark.read_bytes())
     except _NotAName as exc:
         listed, bad = None, exc.args[0]
         why = exc.args[1] if len(exc.args) > 1 else "is not a file name in that folder"
     except (OSError, ValueError, TypeError, RecursionError, KeyError, AttributeError):
-        listed = None
+        listed, why = None, None
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -179,15 +233,20 @@ def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset())
                 return [NO_MARK]
         if not entries:
             return [NO_MARK]
-        names = sorted(e.name for e in entries if bad is None or e.name != STAGING_MARK)
+        names = sorted(e.name for e in entries if why is None or e.name != STAGING_MARK)
         if bad is not None:  # a hand-made mark that names a path: nothing in that folder is judged by it
             names.insert(0, f"{STAGING_MARK} (not a mark planner wrote: its entry {json.dumps(bad)} {why})")
+        elif why is not None:  # a mark others can write (h33a m2)
+            names.insert(0, f"{STAGING_MARK} ({why})")
         return names
     # the names as this run reads them: the bytes the stopped run wrote, under its encoding, decoded with this
     # run's (a UTF-8 run's '计划.md' is 'è®¡å\x88\x92.md' under Latin-1), so every locale gives one verdict
     stems = named_here({cut_utf8(str(n), 200) for n in listed}, enc)
     listed, tmps = named_here(listed, enc), named_here(tmps, enc)
     left = []
+    if found is not None:
+        # its moves began: the line before them, or a previous report '<i>.old' listed (made only by the moves)
+        found.update(temps=0, moved=moved or any(OLD.fullmatch(n) for n in listed))
     for e in entries:
         if e.name == STAGING_MARK:
             continue
@@ -196,6 +255,8 @@ def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset())
             try:
                 if e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_uid == os.geteuid():
                     os.unlink(e.path)
+                    if found is not None and e.name in tmps:  # a temporary, not a report (h33a m3)
+                        found["temps"] += 1
                     continue
             except OSError:
                 pass
@@ -221,8 +282,8 @@ def _why_kept(e: os.DirEntry, folder: Path, listed: set[str], tmps: set[str], st
     tmp = TMP.fullmatch(e.name)
     if e.name not in listed:
         if tmp is not None and tmp.group("stem") in stems:
-            return (f"{e.name} (an unfinished write whose name the run's staging mark does not record, so planner "
-                    "cannot tell it wrote it)")
+            # the note adds "which planner cannot tell it wrote" (h33a m5: not said twice)
+            return f"{e.name} (an unfinished write whose name the run's staging mark does not record)"
         return e.name
     digest = own_file_sha256(Path(e.path))
     if digest is None:  # not a regular file of this user: never planner's

@@ -4,6 +4,7 @@ left by it. Nothing here imports another planner module, so atomic can use it wi
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -43,7 +44,104 @@ def record_temp(mark: Path, tmp: str) -> None:
     record(mark, {"tmp": os.path.basename(tmp)})
 
 
-def record_file(mark: Path, name: str, digest: str, size: int) -> None:
+def record_file(mark: Path, name: str, digest: str, size: int, made: tuple[int, int] | None = None) -> None:
     """Record the complete staged report ``name`` (its SHA-256 ``digest`` and ``size`` in bytes) before it is
-    renamed to that name. Raises OSError."""
-    record(mark, {"sha256": {name: digest}, "bytes": {name: size}})
+    renamed to that name; ``made``: the device and inode of the file written (the live run removes a staged
+    report only while that name still holds that file: :func:`made_files`, :func:`unlink_same`). Raises OSError."""
+    item: dict = {"sha256": {name: digest}, "bytes": {name: size}}
+    if made is not None:
+        item["made"] = list(made)
+    record(mark, item)
+
+
+def made_files(mark: Path, ident: tuple[int, int] | None) -> dict[str, tuple[int, int]]:
+    """The staged reports this run wrote, read back from its own ``mark`` (whose device and inode, as made, are
+    ``ident``: another file put at its name is not read): name -> the device and inode recorded by
+    :func:`record_file` (the latest line of a name). {} when the mark is not that file or cannot be read."""
+    made: dict[str, tuple[int, int]] = {}
+    try:
+        fd = os.open(mark, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return made
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != ident or not stat.S_ISREG(st.st_mode):
+            return made
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            lines = fh.read(1 << 24).split(b"\n")[1:]
+    except OSError:
+        return made
+    finally:
+        os.close(fd)
+    for line in lines:
+        try:
+            item = json.loads(line)
+            (name,) = item["sha256"]
+            dev, ino = item["made"]
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            continue
+        if isinstance(name, str) and type(dev) is int and type(ino) is int:
+            made[name] = (dev, ino)
+    return made
+
+
+def unlink_same(path: str | Path, ident: tuple[int, int] | None) -> bool:
+    """Unlink ``path`` only while it is the file whose device and inode are ``ident`` (the file this run made
+    there): opened without following a link (``O_PATH``, where Linux has it, so a file without read permission
+    or a pipe opens too) and compared through ``fstat`` just before the unlink, so a file another program put at
+    that name since is never removed. True when it was unlinked or is gone; False when the name holds another
+    file (or ``ident`` is None).
+
+    Raises:
+        OSError: the name cannot be opened or unlinked for another reason than being gone.
+    """
+    if ident is None:
+        return False
+    flags = getattr(os, "O_PATH", os.O_RDONLY | os.O_NONBLOCK) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return True
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symbolic link (O_NOFOLLOW): never the file planner made
+            return False
+        raise
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != tuple(ident):
+            return False
+        os.unlink(path)
+        return True
+    finally:
+        os.close(fd)
+
+
+def clear_own(folder: Path, mark_id: tuple[int, int] | None,
+              made: dict[str, tuple[int, int]]) -> tuple[list[str], list[str]]:
+    """Remove from a live run's staging ``folder`` the files that run made there, known by what it made, never by
+    a name's pattern (h33a N1, N4): its staged reports (the device and inode its mark records for each,
+    :func:`made_files`), the files in ``made`` (name -> device and inode: the ``<i>.old`` its moves made), each
+    only while the name still holds that file (:func:`unlink_same`); then its mark (``mark_id``) once none of its
+    files is left. Returns (the names of files it did not make, sorted: another program's, left; the names of
+    its own files that could not be removed, sorted); the folder itself is the caller's to remove."""
+    mark = folder / STAGING_MARK
+    own = {**made_files(mark, mark_id), **made}
+    try:
+        names = [e.name for e in os.scandir(folder) if e.name != STAGING_MARK]
+    except OSError:  # no descriptor for the listing (ulimit -n): this run's own names, by path
+        names = list(own)
+    foreign, stuck = [], []
+    for name in names:
+        try:
+            gone = unlink_same(folder / name, own.get(name))
+        except OSError:
+            stuck.append(name)
+            continue
+        if not gone:
+            foreign.append(name)
+    if not stuck:
+        try:
+            unlink_same(mark, mark_id)
+        except OSError:
+            pass
+    return sorted(foreign), sorted(stuck)

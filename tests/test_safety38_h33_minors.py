@@ -75,3 +75,28 @@ def test_calibrate_out_naming_a_folder_is_refused_up_front(out: str, ends: str, 
     assert r.exit_code == 2
     assert r.output == (f"Error: --out: {out!r} names a folder (it ends with {ends}); --out takes a file. Give the path "
                         f"of a file in it, e.g. --out {out.rstrip('/')}/calibration.yaml.\n")
+
+
+def test_many_leftover_staging_folders_are_said_in_a_few_lines(tmp_path: Path) -> None:
+    """h33a m4: 3,000 hand-made staging folders gave 6,000 unsorted lines on every run; now the first ten in name
+    order (planner.core.reportset.MAX_LEFTOVER_NOTES) and one line counting the rest."""
+    from planner.core.atomic import write_text
+    from planner.core.reportset import MAX_LEFTOVER_NOTES, ReportSet
+
+    out = tmp_path / "o"
+    out.mkdir()
+    for i in reversed(range(25)):  # made in reverse: the lines come in name order all the same
+        d = out / f".planner-staging-{i:08d}"
+        d.mkdir()
+        (d / ".planner-staging").write_text('planner staging folder 1\n"r.csv"\n')
+        (d / "user.txt").write_text("x")
+    with ReportSet(out, set_name="plan r") as rs:
+        write_text(rs.path("r.md"), "# r\n")
+        rs.commit()
+    left = [n for n in rs.notes if n.startswith("Left ")]
+    assert MAX_LEFTOVER_NOTES == 10 and len(left) == 10
+    assert [n.split(":")[0] for n in left] == [f"Left {out}/.planner-staging-{i:08d}" for i in range(10)]
+    assert rs.notes[-1] == (f"... and 15 more such lines about {out}'s leftovers of earlier runs, from "
+                            ".planner-staging-00000010 to .planner-staging-00000024 (in name order); run 'ls -a' "
+                            "there to see them."), rs.notes
+    assert all((out / f".planner-staging-{i:08d}" / "user.txt").exists() for i in range(25))

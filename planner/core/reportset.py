@@ -631,10 +631,11 @@ class ReportSet:
         if that empties it; planner's own temporary manifests (``..planner-reports.json.XXXXXXXX.tmp``,
         owned by this user). A folder of that name holding anything else is left, and said."""
         try:
-            entries = list(os.scandir(self.out))
+            entries = sorted(os.scandir(self.out), key=lambda e: e.name)  # said in the order ls lists them (h33a m4)
         except OSError:
             return
         hashes: set[str] | None = None
+        said = len(self.notes)
         for e in entries:
             try:
                 if MANIFEST_TMP.fullmatch(e.name) and _own_stream(e.path):
@@ -669,6 +670,24 @@ class ReportSet:
                                                              moved=found.get("moved", True)))
             except OSError:
                 continue
+        mine = self.notes[said:]
+        if len(mine) > MAX_LEFTOVER_NOTES:  # 3,000 leftover folders were 6,000 lines on every run (h33a m4)
+            del self.notes[said + MAX_LEFTOVER_NOTES:]
+            rest = mine[MAX_LEFTOVER_NOTES:]
+            self.notes.append(f"... and {len(rest):,} more such lines about {self.out}'s leftovers of earlier runs, "
+                              f"from {_leftover_name(rest[0])} to {_leftover_name(rest[-1])} (in name order); run "
+                              "'ls -a' there to see them.")
+
+
+#: The most lines a run says about the leftovers of earlier runs in --out (staging folders, temporary manifests):
+#: past it, one line counts the rest.
+MAX_LEFTOVER_NOTES = 10
+
+
+def _leftover_name(note: str) -> str:
+    """The file or folder a leftover note names: its path's last part (after 'Removed ', 'Left ', 'Kept ')."""
+    path = note.split(" ", 1)[-1].split(":", 1)[0].split(",", 1)[0]
+    return os.path.basename(path.rstrip("/")) or path
 
 
 def _manifest_note(exc: OutputError, during: dict[str, dict], after: dict[str, dict], removed: list[str]) -> str:

@@ -90,7 +90,7 @@ from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, is_whole, read_rows)
 from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, _check_duplicates, _first_foreign, _num,
-                                          _row_gpu, _Zone, _zones, gpu_id, instance_key)
+                                          _row_gpu, _Zone, _zones, gpu_id, instance_key, spot_below)
 from planner.catalog.skypilot_result import Imported, ImportResult
 from planner.core.names import unsafe_problem
 
@@ -210,8 +210,8 @@ def _case_lines(provider: str, rows: Iterable[Mapping[str, str]], kept: set[str]
 
 
 def _keep_region_lines(provider: str, rows: Iterable[Mapping[str, str]], result: ImportResult) -> None:
-    """Keep in ``result.region_case_lines`` and ``result.region_upper_lines`` only the rows whose region the overlay
-    writes: a row of an instance type kept, in the region kept for it (h21b M1: a row left out was counted, as the
+    """Keep in ``result.region_case_lines``, ``result.region_upper_lines`` and ``result.spot_above_lines`` only the
+    rows whose region the overlay writes: a row of an instance type kept, in the region kept for it (h21b M1: a row left out was counted, as the
     instance-type line once did, h19b M5)."""
     kept = {r.instance: r.region for r in result.rows}
     written = {str(r["_line"]) for r in rows
@@ -219,6 +219,8 @@ def _keep_region_lines(provider: str, rows: Iterable[Mapping[str, str]], result:
                == region_case(provider, (r.get("Region") or "").strip())}
     result.region_case_lines = [line for line in result.region_case_lines if line in written]
     result.region_upper_lines = [line for line in result.region_upper_lines if line in written]
+    # so are the rows whose spot price was read as no offer: a row left out for another reason is not (h33b m7)
+    result.spot_above_lines = [line for line in result.spot_above_lines if line in written]
 
 
 def slug(provider: str, instance: str) -> str:
@@ -525,7 +527,7 @@ def _imported_problem(row: Imported, written: Mapping[str, str] | None = None) -
 def _spot_zones(zs: Sequence[_Zone]) -> tuple[list[_Zone], list[_Zone]]:
     """(zones with spot capacity: a spot price below on-demand; the regular ones among them, AWS
     local zones left out unless there are only those), as the module docstring's spot rule reads them."""
-    spots = [z for z in zs if z.spot is not None and z.spot < z.price]
+    spots = [z for z in zs if spot_below(z.spot, z.spot_text, z.price, z.price_text)]  # by the digits (h33b m7)
     return spots, [z for z in spots if not _AWS_LOCAL_ZONE.match(z.zone)] or spots
 
 
@@ -625,12 +627,15 @@ def _written_bound(text: str, line: str) -> str | None:
     from planner.catalog.cloud import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
     from planner.core.units import written_decimal
 
+    from planner.core.names import clip_text
+
     exact = written_decimal(text)
     where = f"line {line}: " if line else ""
+    shown = clip_text(text, 40)  # as written, cut after 40 characters with its length (h33b m5: 300 digits echoed)
     if exact is not None and exact > MAX_USD_PER_HOUR:
-        return f"{where}an hourly price of {text} USD/h, above the catalog's largest, {MAX_USD_PER_HOUR:,} USD/h"
+        return f"{where}an hourly price of {shown} USD/h, above the catalog's largest, {MAX_USD_PER_HOUR:,} USD/h"
     if exact is not None and 0 < exact < Decimal(str(MIN_USD_PER_HOUR)):
-        return f"{where}an hourly price of {text} USD/h, less than any real one (at least {MIN_USD_PER_HOUR:g} USD/h)"
+        return f"{where}an hourly price of {shown} USD/h, less than any real one (at least {MIN_USD_PER_HOUR:g} USD/h)"
     return None
 
 

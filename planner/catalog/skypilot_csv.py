@@ -372,8 +372,8 @@ def _check_near_misses(path: Path, header: Sequence[str]) -> None:
         if near:
             raise ImportProblem(f"{path}: line 1: column {i + 1} is {_quoted(col)}: SkyPilot writes {_quoted(near[0])}, "
                                 "and the importer reads a column by its exact name, so this one would be ignored",
-                                hint=f"Rename the column {_quoted(near[0])} (or remove it), then import the file "
-                                     "again.")
+                                hint=f"Rename column {i + 1} to {_quoted(near[0])} (or remove it), then import the "
+                                     "file again.")
 
 
 #: Separators other than ',' that a spreadsheet writes in a file it saves as CSV: ';' where the decimal mark is a

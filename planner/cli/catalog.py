@@ -653,9 +653,14 @@ def _check_source_refs(source_text: str, out: Any) -> None:
     ref = next((r for r in cited if r not in known), None)
     if ref is None:
         return
+    where = escape_unsafe(str(Path(out) / SOURCES_FILE))
+    skipped = known.skipped.get(ref)
+    if skipped is not None:  # a row defines it but is skipped: said, with why (h33b m3), as plan's warning says it
+        raise click.BadParameter(f"cites REF:{clip_text(ref, 40)}, whose row is skipped, so nothing defines it and "
+                                 f"'planner catalog check' would fail it: {escape_unsafe(skipped)}",
+                                 param_hint="--source")
     close = close_matches(ref, list(known.docs))
     near = f"did you mean REF:{close[0]}? Otherwise " if close else ""
-    where = escape_unsafe(str(Path(out) / SOURCES_FILE))
     raise click.BadParameter(f"cites REF:{clip_text(ref, 40)}, which neither the shipped catalog's SOURCES.md nor "
                              f"{where} defines, so 'planner catalog check' would fail it; {near}"
                              f"add a row defining it to {where} first, or give the source as plain text",

@@ -527,7 +527,8 @@ def _imported_problem(row: Imported, written: Mapping[str, str] | None = None) -
 def _spot_zones(zs: Sequence[_Zone]) -> tuple[list[_Zone], list[_Zone]]:
     """(zones with spot capacity: a spot price below on-demand; the regular ones among them, AWS
     local zones left out unless there are only those), as the module docstring's spot rule reads them."""
-    spots = [z for z in zs if spot_below(z.spot, z.spot_text, z.price, z.price_text)]  # by the digits (h33b m7)
+    spots = [z for z in zs if (z.offer if z.offer is not None else  # by the digits (h33b m7)
+                               spot_below(z.spot, z.spot_text, z.price, z.price_text))]
     return spots, [z for z in spots if not _AWS_LOCAL_ZONE.match(z.zone)] or spots
 
 

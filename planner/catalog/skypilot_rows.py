@@ -106,6 +106,7 @@ class _Zone:
     line: str = ""  # the CSV line of the row it is read from (a reason about it names the line, h22b M1)
     price_text: str = ""  # the price and spot price as written (GCP: the sum of the two rows' digits), by whose
     spot_text: str = ""   # digits the catalog's floor and cap are judged (h25b M2; planner.catalog.skypilot._pick)
+    offer: bool | None = None  # whether the spot price is an offer (:func:`spot_below`), judged once; None: not yet
 
 
 
@@ -256,9 +257,10 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
             cells[inst] = {"vcpus": (r.get("vCPUs") or "").strip(), "memory": (r.get("MemoryGiB") or "").strip(),
                            **({} if provider == "gcp" else {"gpu_count": (r.get("AcceleratorCount") or "").strip()})}
         lines.setdefault(inst, r["_line"])
+        offer = spot_below(spot, spot_text, price, price_text)
         zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result, (price_text, spot_text)),
                                                 zone, price, spot, parts,
-                                                spot_parts, str(r["_line"]), price_text, spot_text))
+                                                spot_parts, str(r["_line"]), price_text, spot_text, offer))
     for inst, (line, gpus, zone) in unpriced.items():
         if inst not in zones and spelled[inst] not in result.skipped:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "

@@ -185,7 +185,7 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
     rows: list[dict[str, str]] = []
     dropping = drop_no_gpu is not None and no_gpu is not None and drop_no_gpu(header)
     seen = watch(header) if watch is not None else None
-    count = _RowCount(path, header)
+    count = _RowCount(path)
     at.skip_blank = True  # past the header, blank lines are passed over in _lines, never parsed (h33b N5)
     while True:
         at.fresh = True
@@ -248,7 +248,7 @@ class _RowCount:
     and the line: :data:`MAX_ROWS_PER_INSTANCE` rows of one instance type, :data:`MAX_INSTANCE_TYPES` instance
     types, :data:`MAX_UNREADABLE_ROWS` rows that cannot be read."""
 
-    def __init__(self, path: Path, header: Sequence[str]) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
         self.per: dict[str, int] = {}
         self.bad = 0

@@ -86,6 +86,27 @@ def test_more_instance_types_than_the_cap_are_refused(tmp_path: Path, monkeypatc
     assert _refusal(path).startswith(f"{path}: line 5: the file names more than 3 instance types")
 
 
+def test_more_gpu_instance_types_than_the_cap_are_refused_as_read(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # the cap is 2,000 (4 x the loader's 500 instances; 40,000 took 75 s, each kept one checked by the loader); 2 here:
+    # the 3rd instance type with a known GPU, on line 4, passes it. A row without a GPU (line 3) is not counted
+    import planner.catalog.skypilot as sky
+
+    monkeypatch.setattr(sky, "MAX_GPU_INSTANCE_TYPES", 2)
+    path = aws_csv(tmp_path, G5, "m5.large,,,2,8,,0.096,0.03,us-east-1,use1-az1,x86_64", G6,
+                   G5.replace("g5.xlarge", "g5.2xlarge"))
+    assert _refusal(path) == (f"{path}: line 5: more than 2 instance types with a GPU the catalog knows (a "
+                              "cloud.yaml lists at most 500 instances; a SkyPilot vms.csv gives a few hundred at "
+                              "most), so check that this is one, or split it")
+
+
+def test_the_gpu_instance_type_cap_is_four_times_the_loaders() -> None:
+    from planner.catalog.schema import MAX_CATALOG_ENTRIES
+    from planner.catalog.skypilot import MAX_GPU_INSTANCE_TYPES
+
+    assert MAX_GPU_INSTANCE_TYPES == 4 * MAX_CATALOG_ENTRIES == 2000
+
+
 def test_a_file_of_open_quote_rows_is_refused_past_2000_of_them(tmp_path: Path) -> None:
     # h33b N6: a '"' line opens a value that the next '"' line closes: one unreadable row per two lines, the first on
     # line 3 (after the header and G5); the 2,001st starts on line 3 + 2 * 2,000 = 4,003

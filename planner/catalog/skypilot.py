@@ -109,6 +109,12 @@ OTHER_CLOUDS = ("cudo", "daytona", "do", "fluidstack", "hyperbolic", "hyperstack
                 "lium", "mithril", "nebius", "oci", "ovhcloud", "paperspace", "primeintellect", "scaleway", "scp",
                 "seeweb", "shadeform", "simplepod", "slurm", "spheron", "vast", "verda", "yotta")
 
+#: The most instance types with a GPU the catalog knows that one file may give (h33b N5), counted while it is read:
+#: 4 times the 500 instances a cloud.yaml may list (planner.catalog.schema.MAX_CATALOG_ENTRIES), so a file whose
+#: overlay could list 500 is read, while 40,000 (8 MB; each kept one is priced, checked by the loader and given its
+#: source, about 2 ms, so 75 s) are refused at the 2,001st. SkyPilot's v8 files give a few hundred at most.
+MAX_GPU_INSTANCE_TYPES = 2000
+
 #: Largest ratio of the dearest to the cheapest US region's on-demand price of one instance type
 #: that the import takes as list prices (module docstring; GCP's regional spread is 10-20 %).
 MAX_US_REGION_RATIO = 1.5
@@ -262,6 +268,13 @@ def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, 
         if gid is None:
             return
         counted.add(inst)
+        if len(counted) > MAX_GPU_INSTANCE_TYPES:  # h33b N5: each kept one costs ~2 ms after the reading
+            from planner.catalog.schema import MAX_CATALOG_ENTRIES
+
+            raise ImportProblem(
+                f"{path}: line {line}: more than {MAX_GPU_INSTANCE_TYPES:,} instance types with a GPU the catalog "
+                f"knows (a cloud.yaml lists at most {MAX_CATALOG_ENTRIES} instances; a SkyPilot vms.csv gives a few "
+                "hundred at most), so check that this is one, or split it")
         total += least_entry_bytes(provider, inst, gid, source=source, as_of=as_of)
         if total > cap:
             raise ImportProblem(

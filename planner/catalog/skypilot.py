@@ -643,6 +643,12 @@ def _written_bound(text: str, line: str) -> str | None:
 
     from planner.core.names import clip_text
 
+    try:
+        rough = float(text)
+    except ValueError:
+        rough = None
+    if rough is not None and 2 * MIN_USD_PER_HOUR <= rough <= MAX_USD_PER_HOUR / 2:
+        return None  # well inside the bounds: its digits cannot be outside them (h33b N5: cost)
     exact = written_decimal(text)
     where = f"line {line}: " if line else ""
     shown = clip_text(text, 40)  # as written, cut after 40 characters with its length (h33b m5: 300 digits echoed)

@@ -131,6 +131,8 @@ def _below_floor(price: float | None, text: str, cell: str) -> bool:
 
     from planner.core.units import written_decimal
 
+    if price is not None and price >= 2 * MIN_USD_PER_HOUR:  # far above the floor (GCP's sum is rounded to 1e-6):
+        return False                                        # its digits cannot be below it (h33b N5: cost)
     exact = written_decimal(text)
     if exact is not None and price is not None:
         return 0 < exact < Decimal(str(MIN_USD_PER_HOUR))
@@ -305,6 +307,11 @@ def spot_below(spot: float | None, spot_text: str, price: float, price_text: str
 
     if spot is None:
         return False
+    # floats read from digits are within a part in 10^15 of them, GCP's sums within 1e-6 (rounded): a gap wider than
+    # that is told by the floats, without reading the digits again (h33b N5: cost)
+    margin = 1e-6 + 1e-9 * abs(price)
+    if spot < price - margin or spot > price + margin:
+        return spot < price
     exact_spot, exact_price = written_decimal(spot_text), written_decimal(price_text)
     if exact_spot is not None and exact_price is not None:
         return exact_spot < exact_price

@@ -69,7 +69,9 @@ with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly 
 bounds). Numbers are written so the loader reads them back (:func:`yaml_float`). A whole file is refused with one
 line naming the file (and the line and column where it applies, :class:`ImportProblem`): a file over
 :data:`MAX_CSV_BYTES` (read once, :func:`planner.core.infile.read_input`; a UTF-8 byte order mark allowed) or
-not UTF-8 (a UTF-16 or UTF-32 byte order mark named), a device, named pipe or socket (refused unread), a lone
+not UTF-8 (a UTF-16 or UTF-32 byte order mark named), more rows of one instance type, instance types or unreadable
+rows than :mod:`planner.catalog.skypilot_csv` takes, or more than :data:`MAX_GPU_INSTANCE_TYPES` instance types with
+a GPU the catalog knows (each counted as read, h33b N5, N6), a device, named pipe or socket (refused unread), a lone
 carriage return inside a line, two rows of one instance and zone with different figures, the v7 RunPod layout
 (GpuInfo a bare name before ``Region``, ``MemoryGiB`` the GPU's memory), and a file of a cloud the importer
 does not read (its directory names another SkyPilot cloud, or its header matches no provider's layout).

@@ -5,8 +5,11 @@ The file is read once with a size cap (:data:`MAX_CSV_BYTES`), decoded as UTF-8 
 pandas' ``to_csv``). What it refuses, each with the file and line: a header wider than :data:`MAX_COLUMNS`, a
 column named twice, a required column missing, a value longer than the ``csv`` module takes in one field
 (``csv.field_size_limit()``, 131,072 characters by default), a '"' that opens a value running on over lines,
-a NUL anywhere (refused at its line and column before parsing: the csv module would drop the rest of its line).
-A row it cannot read is kept with its reason (``_bad``) for the importer to leave out.
+a NUL anywhere (refused at its line and column before parsing: the csv module would drop the rest of its line),
+and, counted as the rows are read, more than :data:`MAX_ROWS_PER_INSTANCE` rows of one instance type,
+:data:`MAX_INSTANCE_TYPES` instance types or :data:`MAX_UNREADABLE_ROWS` rows it cannot read (h33b N5, N6). Blank
+lines are passed over before the csv module sees them. A row it cannot read is kept with its reason (``_bad``) for
+the importer to leave out.
 """
 
 from __future__ import annotations

@@ -144,13 +144,13 @@ def test_a_character_without_a_name_is_named_by_its_kind() -> None:
     assert _first_foreign("us-east-1") is None
 
 
-def test_a_file_over_32_mib_gets_one_hint(tmp_path: Path) -> None:
+def test_a_file_over_the_cap_gets_one_hint(tmp_path: Path) -> None:
     path = _aws(tmp_path)
-    with open(path, "r+b") as fh:  # sparse: one byte past the cap without writing 32 MiB
+    with open(path, "r+b") as fh:  # sparse: one byte past the cap (8 MiB since h33b N5/N6) without writing it
         fh.truncate(MAX_CSV_BYTES + 1)
     code, text = _run("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
     assert code == 2, text
-    assert "is larger than 32 MiB" in text, text
+    assert "is larger than 8 MiB" in text, text
     assert text.count("vms.csv itself") + text.count("Give a SkyPilot vms.csv") == 1, text
 
 

@@ -151,10 +151,11 @@ def test_an_output_without_the_overlay_gpus_is_refused(tmp_path):
     code, out = run_cli("catalog", "import-skypilot", str(csv), "--catalog", str(ov), "--out", str(tmp_path / "NEW"))
     assert code == 2
     assert re.search(r"would not load, so nothing was written: .*unknown GPU 'zz9'", out), out
-    # the paths are plain shell words here (no quoting); h30b M1's test quotes a path with a blank and a ';'
+    # the paths are plain shell words here (no quoting); h30b M1's test quotes a path with a blank and a ';';
+    # '--' before the paths since h33b m4 (a path starting with '-' is never read as an option)
     new = tmp_path / "NEW"
-    assert out.rstrip().endswith(f"The rows name zz9 of {ov}/gpus.yaml, which {new} lacks: copy it there (mkdir -p "
-                                 f"{new} && cp {ov}/gpus.yaml {new}/gpus.yaml) and import again, then give --catalog "
+    assert out.rstrip().endswith(f"The rows name zz9 of {ov}/gpus.yaml, which {new} lacks: copy it there (mkdir -p -- "
+                                 f"{new} && cp -- {ov}/gpus.yaml {new}/gpus.yaml) and import again, then give --catalog "
                                  f"{new} alone."), out
     assert "None of the" not in out, out
     assert not (tmp_path / "NEW" / "cloud.yaml").exists()

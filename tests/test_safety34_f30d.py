@@ -202,9 +202,10 @@ def test_the_copy_hint_quotes_its_paths(tmp_path, monkeypatch):
     code, out = run_cli("catalog", "import-skypilot", str(csv), "--catalog", "ov;x", "--out", "o y")
     assert code == 2
     flat = " ".join(out.split())
-    # what the hint says to run is pasted as it is (shlex.quote of each path), and no closeness is claimed
+    # what the hint says to run is pasted as it is (shlex.quote of each path; '--' before the paths since h33b m4),
+    # and no closeness is claimed
     assert flat.endswith("unknown GPU 'zz9'. The rows name zz9 of 'ov;x/gpus.yaml', which 'o y' lacks: copy it "
-                         "there (mkdir -p 'o y' && cp 'ov;x/gpus.yaml' 'o y/gpus.yaml') and import again, then give "
+                         "there (mkdir -p -- 'o y' && cp -- 'ov;x/gpus.yaml' 'o y/gpus.yaml') and import again, then give "
                          "--catalog 'o y' alone."), out
     assert not (tmp_path / "o y" / "cloud.yaml").exists()
 

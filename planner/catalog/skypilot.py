@@ -69,7 +69,9 @@ with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly 
 bounds). Numbers are written so the loader reads them back (:func:`yaml_float`). A whole file is refused with one
 line naming the file (and the line and column where it applies, :class:`ImportProblem`): a file over
 :data:`MAX_CSV_BYTES` (read once, :func:`planner.core.infile.read_input`; a UTF-8 byte order mark allowed) or
-not UTF-8 (a UTF-16 or UTF-32 byte order mark named), a device, named pipe or socket (refused unread), a lone
+not UTF-8 (a UTF-16 or UTF-32 byte order mark named), more rows of one instance type, instance types or unreadable
+rows than :mod:`planner.catalog.skypilot_csv` takes, or more than :data:`MAX_GPU_INSTANCE_TYPES` instance types with
+a GPU the catalog knows (each counted as read, h33b N5, N6), a device, named pipe or socket (refused unread), a lone
 carriage return inside a line, two rows of one instance and zone with different figures, the v7 RunPod layout
 (GpuInfo a bare name before ``Region``, ``MemoryGiB`` the GPU's memory), and a file of a cloud the importer
 does not read (its directory names another SkyPilot cloud, or its header matches no provider's layout).
@@ -90,7 +92,7 @@ from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, is_whole, read_rows)
 from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, _check_duplicates, _first_foreign, _num,
-                                          _row_gpu, _Zone, _zones, gpu_id, instance_key)
+                                          _row_gpu, _Zone, _zones, gpu_id, instance_key, spot_below)
 from planner.catalog.skypilot_result import Imported, ImportResult
 from planner.core.names import unsafe_problem
 
@@ -108,6 +110,12 @@ LAYOUTS = {
 OTHER_CLOUDS = ("cudo", "daytona", "do", "fluidstack", "hyperbolic", "hyperstack", "ibm", "jarvislabs", "kubernetes",
                 "lium", "mithril", "nebius", "oci", "ovhcloud", "paperspace", "primeintellect", "scaleway", "scp",
                 "seeweb", "shadeform", "simplepod", "slurm", "spheron", "vast", "verda", "yotta")
+
+#: The most instance types with a GPU the catalog knows that one file may give (h33b N5), counted while it is read:
+#: 4 times the 500 instances a cloud.yaml may list (planner.catalog.schema.MAX_CATALOG_ENTRIES), so a file whose
+#: overlay could list 500 is read, while 40,000 (8 MB; each kept one is priced, checked by the loader and given its
+#: source, about 2 ms, so 75 s) are refused at the 2,001st. SkyPilot's v8 files give a few hundred at most.
+MAX_GPU_INSTANCE_TYPES = 2000
 
 #: Largest ratio of the dearest to the cheapest US region's on-demand price of one instance type
 #: that the import takes as list prices (module docstring; GCP's regional spread is 10-20 %).
@@ -210,8 +218,8 @@ def _case_lines(provider: str, rows: Iterable[Mapping[str, str]], kept: set[str]
 
 
 def _keep_region_lines(provider: str, rows: Iterable[Mapping[str, str]], result: ImportResult) -> None:
-    """Keep in ``result.region_case_lines`` and ``result.region_upper_lines`` only the rows whose region the overlay
-    writes: a row of an instance type kept, in the region kept for it (h21b M1: a row left out was counted, as the
+    """Keep in ``result.region_case_lines``, ``result.region_upper_lines`` and ``result.spot_above_lines`` only the
+    rows whose region the overlay writes: a row of an instance type kept, in the region kept for it (h21b M1: a row left out was counted, as the
     instance-type line once did, h19b M5)."""
     kept = {r.instance: r.region for r in result.rows}
     written = {str(r["_line"]) for r in rows
@@ -219,6 +227,8 @@ def _keep_region_lines(provider: str, rows: Iterable[Mapping[str, str]], result:
                == region_case(provider, (r.get("Region") or "").strip())}
     result.region_case_lines = [line for line in result.region_case_lines if line in written]
     result.region_upper_lines = [line for line in result.region_upper_lines if line in written]
+    # so are the rows whose spot price was read as no offer: a row left out for another reason is not (h33b m7)
+    result.spot_above_lines = [line for line in result.spot_above_lines if line in written]
 
 
 def slug(provider: str, instance: str) -> str:
@@ -260,6 +270,13 @@ def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, 
         if gid is None:
             return
         counted.add(inst)
+        if len(counted) > MAX_GPU_INSTANCE_TYPES:  # h33b N5: each kept one costs ~2 ms after the reading
+            from planner.catalog.schema import MAX_CATALOG_ENTRIES
+
+            raise ImportProblem(
+                f"{path}: line {line}: more than {MAX_GPU_INSTANCE_TYPES:,} instance types with a GPU the catalog "
+                f"knows (a cloud.yaml lists at most {MAX_CATALOG_ENTRIES} instances; a SkyPilot vms.csv gives a few "
+                "hundred at most), so check that this is one, or split it")
         total += least_entry_bytes(provider, inst, gid, source=source, as_of=as_of)
         if total > cap:
             raise ImportProblem(
@@ -525,7 +542,8 @@ def _imported_problem(row: Imported, written: Mapping[str, str] | None = None) -
 def _spot_zones(zs: Sequence[_Zone]) -> tuple[list[_Zone], list[_Zone]]:
     """(zones with spot capacity: a spot price below on-demand; the regular ones among them, AWS
     local zones left out unless there are only those), as the module docstring's spot rule reads them."""
-    spots = [z for z in zs if z.spot is not None and z.spot < z.price]
+    spots = [z for z in zs if (z.offer if z.offer is not None else  # by the digits (h33b m7)
+                               spot_below(z.spot, z.spot_text, z.price, z.price_text))]
     return spots, [z for z in spots if not _AWS_LOCAL_ZONE.match(z.zone)] or spots
 
 
@@ -625,12 +643,21 @@ def _written_bound(text: str, line: str) -> str | None:
     from planner.catalog.cloud import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
     from planner.core.units import written_decimal
 
+    from planner.core.names import clip_text
+
+    try:
+        rough = float(text)
+    except ValueError:
+        rough = None
+    if rough is not None and 2 * MIN_USD_PER_HOUR <= rough <= MAX_USD_PER_HOUR / 2:
+        return None  # well inside the bounds: its digits cannot be outside them (h33b N5: cost)
     exact = written_decimal(text)
     where = f"line {line}: " if line else ""
+    shown = clip_text(text, 40)  # as written, cut after 40 characters with its length (h33b m5: 300 digits echoed)
     if exact is not None and exact > MAX_USD_PER_HOUR:
-        return f"{where}an hourly price of {text} USD/h, above the catalog's largest, {MAX_USD_PER_HOUR:,} USD/h"
+        return f"{where}an hourly price of {shown} USD/h, above the catalog's largest, {MAX_USD_PER_HOUR:,} USD/h"
     if exact is not None and 0 < exact < Decimal(str(MIN_USD_PER_HOUR)):
-        return f"{where}an hourly price of {text} USD/h, less than any real one (at least {MIN_USD_PER_HOUR:g} USD/h)"
+        return f"{where}an hourly price of {shown} USD/h, less than any real one (at least {MIN_USD_PER_HOUR:g} USD/h)"
     return None
 
 

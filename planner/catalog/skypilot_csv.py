@@ -5,8 +5,11 @@ The file is read once with a size cap (:data:`MAX_CSV_BYTES`), decoded as UTF-8 
 pandas' ``to_csv``). What it refuses, each with the file and line: a header wider than :data:`MAX_COLUMNS`, a
 column named twice, a required column missing, a value longer than the ``csv`` module takes in one field
 (``csv.field_size_limit()``, 131,072 characters by default), a '"' that opens a value running on over lines,
-a NUL anywhere (refused at its line and column before parsing: the csv module would drop the rest of its line).
-A row it cannot read is kept with its reason (``_bad``) for the importer to leave out.
+a NUL anywhere (refused at its line and column before parsing: the csv module would drop the rest of its line),
+and, counted as the rows are read, more than :data:`MAX_ROWS_PER_INSTANCE` rows of one instance type,
+:data:`MAX_INSTANCE_TYPES` instance types or :data:`MAX_UNREADABLE_ROWS` rows it cannot read (h33b N5, N6). Blank
+lines are passed over before the csv module sees them. A row it cannot read is kept with its reason (``_bad``) for
+the importer to leave out.
 """
 
 from __future__ import annotations
@@ -21,8 +24,23 @@ from pathlib import Path
 
 from planner.core.names import unsafe_problem
 
-#: The most bytes a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read at most one byte past it).
-MAX_CSV_BYTES = 32 * 2**20
+#: The most bytes a vms.csv may have (read at most one byte past it). SkyPilot's largest v8 files are AWS's,
+#: 3,113,907 bytes (3.0 MiB), and GCP's, 2,203,095 bytes (2.1 MiB) (skypilot-org/skypilot-catalog,
+#: catalogs/v8/aws/vms.csv @e385a0d3, catalogs/v8/gcp/vms.csv @8427bbff); 8 MiB leaves 2.7 times AWS's. It was
+#: 32 MiB until h33b N5/N6: the rows of a file that size (half a million zone rows, or 15 million one-'"' rows)
+#: took over a minute and gigabytes, whereas 8 MiB of the costliest rows reads in well under 30 s.
+MAX_CSV_BYTES = 8 * 2**20
+#: The most rows one instance type may have (h33b N5): a vms.csv lists one row per instance type and zone, and AWS's
+#: most-offered types have about 100 zones (local zones included), so 2,000 is 20 times that. Rows without an
+#: instance type (GCP's GPU rows) are counted per accelerator and count.
+MAX_ROWS_PER_INSTANCE = 2000
+#: The most instance types one file may name (h33b N5): SkyPilot's AWS file names about 900, GCP's fewer. Each one
+#: left out is a row of the summary's input; 100,000 of them (a 4 MB file) read in under 20 s on 2 cores.
+MAX_INSTANCE_TYPES = 100_000
+#: The most rows a file may hold that cannot be read (a row of the wrong width, a value that is not a number, a
+#: '"' that runs on over lines: each left out with its reason). A SkyPilot vms.csv has none; past this the file is
+#: refused in one line rather than each row kept with its reason (h33b N6: 15 million one-'"' rows took 4.8 GB).
+MAX_UNREADABLE_ROWS = 2000
 
 #: Columns every provider's file must have (read by name).
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price",
@@ -81,7 +99,7 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
     except FileProblem as exc:
         if exc.problem.startswith(("is ", "holds more")) and "bytes" in exc.problem:
             raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot "
-                                "vms.csv (the largest is a few MiB)",
+                                "vms.csv (the largest, AWS's, is about 3 MiB)",
                                 hint="Give the provider's vms.csv itself (catalogs/v8/<provider>/vms.csv).") from None
         raise ImportProblem(f"{path}: {exc.problem}.", hint=exc.hint) from None
     _check_utf16(path, data)
@@ -153,11 +171,12 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
     """The header and rows of ``text`` (:func:`read_rows`). Linear in the text's length: the header is
     checked with one dict, a row of any width is compared by its length alone."""
     last = [""]  # the line the csv module read last (_lines)
-    reader = csv.reader(_lines(path, text, last))
+    at = _At()
+    reader = csv.reader(_lines(path, text, last, at))
     try:
         header = [c.strip() for c in next(reader, [])]
     except csv.Error as exc:
-        raise _csv_problem(path, text, exc, 1, reader.line_num, None) from None
+        raise _csv_problem(path, text, exc, 1, at.end, None) from None
     _check_header(path, header)
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
@@ -165,29 +184,34 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
                             f"{','.join(header) or 'empty'}){_header_hint(header, missing)}",
                             hint=_EXCEL_SEP_HINT if _excel_sep(header) else None)
+    _check_near_misses(path, header)
     rows: list[dict[str, str]] = []
-    first_line = reader.line_num
     dropping = drop_no_gpu is not None and no_gpu is not None and drop_no_gpu(header)
     seen = watch(header) if watch is not None else None
+    count = _RowCount(path)
+    at.skip_blank = True  # past the header, blank lines are passed over in _lines, never parsed (h33b N5)
     while True:
+        at.fresh = True
         try:
             fields = next(reader)
         except StopIteration:
             break
         except csv.Error as exc:
-            raise _csv_problem(path, text, exc, first_line + 1, reader.line_num, header) from None
-        line = first_line + 1  # where the row starts
-        first_line = reader.line_num
-        if reader.line_num > line and fields:  # one record over several lines (SkyPilot's have none): left out
+            raise _csv_problem(path, text, exc, at.start, at.end, header) from None
+        line = at.start  # where the row starts
+        if at.end > line and fields:  # one record over several lines (SkyPilot's have none): left out
             row = dict(zip(header, fields))   # whole, with the lines it swallowed, never priced from their cells
-            row["_bad"] = (f"lines {line} to {reader.line_num} are read as one row: a '\"' on line {line} opens a "
+            row["_bad"] = (f"lines {line} to {at.end} are read as one row: a '\"' on line {line} opens a "
                            "quoted value that runs on to a later line (the rows between are left out with it)")
             row["_line"] = str(line)
+            count.unreadable(line, row["_bad"])
+            count.add(row, line)
             rows.append(row)
             continue
         if not fields or all(not f.strip() for f in fields):
             continue  # a blank line
         row = dict(zip(header, fields))
+        count.add(row, line)
         bad = _row_problem(header, fields, row)
         if bad is not None and len(fields) != len(header) and last[0].count('"') % 2 and \
                 any(c in fields[-1] for c in ",\r\n"):
@@ -198,6 +222,7 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
         if bad is not None:  # left out with its line and reason, its instance type with it (never half of it)
             row["_bad"] = f"line {line}{bad}"
             row["_line"] = str(line)
+            count.unreadable(line, row["_bad"])
             rows.append(row)
             continue
         if dropping and not (row.get("AcceleratorName") or "").strip() and (row.get("InstanceType") or "").strip():
@@ -210,8 +235,73 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
     return header, rows
 
 
-def _lines(path: Path, text: str, last: list[str] | None = None) -> Iterator[str]:
-    """The lines of ``text`` as the csv module reads them (line ends kept), each kept in ``last[0]`` as it is given.
+class _At:
+    """Where :func:`_lines` is: the first and last line of the record the csv module reads (``start``, ``end``: the
+    file's line numbers, blank lines passed over counted), ``fresh`` set by the reader's caller before each record,
+    and ``skip_blank``: whether a blank line outside a quoted value is passed over unparsed."""
+
+    def __init__(self) -> None:
+        self.start = self.end = 1
+        self.fresh = True
+        self.skip_blank = False
+
+
+class _RowCount:
+    """The bounds on a file's rows counted as they are read (h33b N5, N6), each refused in one line naming the file
+    and the line: :data:`MAX_ROWS_PER_INSTANCE` rows of one instance type, :data:`MAX_INSTANCE_TYPES` instance
+    types, :data:`MAX_UNREADABLE_ROWS` rows that cannot be read."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.per: dict[str, int] = {}
+        self.bad = 0
+        self.first_bad = ""
+
+    def add(self, row: Mapping[str, str], line: int) -> None:
+        """Count ``row`` (on CSV ``line``) under its instance type (stripped; a row without one under its accelerator
+        and count).
+
+        Raises:
+            ImportProblem: past :data:`MAX_ROWS_PER_INSTANCE` or :data:`MAX_INSTANCE_TYPES`."""
+        inst = (row.get("InstanceType") or "").strip()
+        key = inst or "\x00" + (row.get("AcceleratorName") or "").strip() + "\x00" + \
+            (row.get("AcceleratorCount") or "").strip()
+        n = self.per.get(key, 0) + 1
+        if n == 1 and len(self.per) >= MAX_INSTANCE_TYPES:
+            raise ImportProblem(f"{self.path}: line {line}: the file names more than {MAX_INSTANCE_TYPES:,} instance "
+                                "types (a SkyPilot vms.csv names about 1,000 at most)",
+                                hint="Give the provider's vms.csv itself (catalogs/v8/<provider>/vms.csv), or split "
+                                     "the file.")
+        self.per[key] = n
+        if n > MAX_ROWS_PER_INSTANCE:
+            what = f"instance type {_quoted(inst)}" if inst else "rows without an instance type" + (
+                f" (GPU rows of {_quoted(key[1:].replace(chr(0), ' x'))})" if key.strip("\x00") else "")
+            raise ImportProblem(f"{self.path}: line {line}: more than {MAX_ROWS_PER_INSTANCE:,} rows of {what}; a "
+                                "vms.csv lists one row per instance type and zone (about 100 at most)",
+                                hint="Give the provider's vms.csv itself (catalogs/v8/<provider>/vms.csv), or remove "
+                                     "the repeated rows.")
+
+    def unreadable(self, line: int, why: str) -> None:
+        """Count a row that cannot be read (``why``, its reason).
+
+        Raises:
+            ImportProblem: past :data:`MAX_UNREADABLE_ROWS`, naming the first such row."""
+        self.bad += 1
+        self.first_bad = self.first_bad or why
+        if self.bad > MAX_UNREADABLE_ROWS:
+            from planner.core.names import clip_text
+
+            raise ImportProblem(f"{self.path}: line {line}: more than {MAX_UNREADABLE_ROWS:,} rows that cannot be read "
+                                f"(the first: {clip_text(self.first_bad, 200)}); a SkyPilot vms.csv has none",
+                                hint="Give the provider's vms.csv itself (catalogs/v8/<provider>/vms.csv), as SkyPilot "
+                                     "publishes it.")
+
+
+def _lines(path: Path, text: str, last: list[str] | None = None, at: _At | None = None) -> Iterator[str]:
+    """The lines of ``text`` as the csv module reads them (line ends kept), each kept in ``last[0]`` as it is given,
+    where the record being read starts and ends kept in ``at``; with ``at.skip_blank``, a blank line outside a quoted
+    value (one the importer would pass over anyway) is not given to the csv module at all (h33b N5: 30 MiB of
+    blank lines took 24 s).
 
     Raises:
         ImportProblem: a row holds more than :data:`MAX_LINE_COMMAS` commas (file and line named); a row that
@@ -220,6 +310,8 @@ def _lines(path: Path, text: str, last: list[str] | None = None) -> Iterator[str
     commas, start, quoted = 0, 1, False
     for n, line in enumerate(io.StringIO(text, newline=""), 1):
         if not quoted:
+            if at is not None and at.skip_blank and not line.strip():
+                continue
             commas, start = 0, n
         commas += line.count(",")
         if commas > MAX_LINE_COMMAS:
@@ -231,6 +323,10 @@ def _lines(path: Path, text: str, last: list[str] | None = None) -> Iterator[str
             quoted = not quoted
         if last is not None:
             last[0] = line
+        if at is not None:
+            if at.fresh:
+                at.start, at.fresh = n, False
+            at.end = n
         yield line
 
 
@@ -251,6 +347,37 @@ def _check_header(path: Path, header: Sequence[str]) -> None:
             raise ImportProblem(f"{path}: line 1: the header names column {_quoted(c)} twice (columns {first[c] + 1} "
                                 f"and {i + 1}), so which one holds the value cannot be told")
         first[c] = i
+
+
+#: The columns a vms.csv may have besides :data:`REQUIRED_COLUMNS` that the importer reads (its layouts,
+#: planner.catalog.skypilot.LAYOUTS): a header name close to one of them that is not there is a slip (h33b m9).
+OPTIONAL_COLUMNS = ("GpuInfo", "AvailabilityZone", "Arch", "Generation")
+
+
+def _check_near_misses(path: Path, header: Sequence[str]) -> None:
+    """Refuse a header that names a column close to an optional column it lacks (:data:`OPTIONAL_COLUMNS`:
+    'Availabilityzone' or 'Zone' for 'AvailabilityZone', planner.core.errors.close_matches), as a required column's
+    slip is (:func:`_header_hint`): that column would otherwise be ignored without a word, and its data blamed
+    (h33b m9: the zones of 'Availabilityzone' were not read, so two zones' rows were told to conflict).
+
+    Raises:
+        ImportProblem: file, line 1, the column's place and name, and the name SkyPilot writes.
+    """
+    from planner.core.errors import close_matches
+
+    absent = [c for c in OPTIONAL_COLUMNS if c not in header]
+    if not absent:
+        return
+    known = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
+    for i, col in enumerate(header):
+        if not col or col in known:
+            continue
+        near = close_matches(col, absent, n=1)
+        if near:
+            raise ImportProblem(f"{path}: line 1: column {i + 1} is {_quoted(col)}: SkyPilot writes {_quoted(near[0])}, "
+                                "and the importer reads a column by its exact name, so this one would be ignored",
+                                hint=f"Rename column {i + 1} to {_quoted(near[0])} (or remove it), then import the "
+                                     "file again.")
 
 
 #: Separators other than ',' that a spreadsheet writes in a file it saves as CSV: ';' where the decimal mark is a
@@ -319,7 +446,9 @@ def _long_column(line: str, limit: int, header: Sequence[str] | None) -> str:
     within :data:`MAX_COLUMNS` + 1 fields: the message then names the line alone)."""
     pos = 0
     for i in range(MAX_COLUMNS + 1):
-        m = _FIELD.match(line, pos)
+        # each match reads at most limit + 2 characters (h33b N4: a run of 31 MiB of '"' matched whole took 2.2 GB
+        # in the regex engine's stack of repeats); a field cut there is longer than ``limit`` either way
+        m = _FIELD.match(line, pos, pos + limit + 2)
         if m is None:
             return ""
         if m.end() - m.start() > limit:
@@ -360,6 +489,10 @@ def _csv_problem(path: Path, text: str, exc: csv.Error, start: int, end: int,
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+#: A whole number as a vms.csv writes a count ('4', '4.0'): whole without reading its digits (:func:`is_whole`).
+_WHOLE = re.compile(r"\+?[0-9]+(?:\.0*)?")
+
+
 def _quoted(text: str, limit: int = 40) -> str:
     """``text`` as a message quotes it: between single quotes, cut after ``limit`` characters ('...'), and
     otherwise as read. Not escaped here: the one escaping layer of its medium is applied where the message
@@ -375,6 +508,8 @@ def is_whole(raw: str) -> bool:
     whose exponent is beyond Decimal's ('1e-99999999999999999999') is judged by its float."""
     from planner.core.units import written_decimal
 
+    if _WHOLE.fullmatch(raw):  # '4', '4.0': whole as written, without building a Decimal (h33b N5)
+        return True
     value = written_decimal(raw)
     if value is not None:
         return value == value.to_integral_value()
@@ -421,19 +556,19 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
         raw = row.get(col, "").strip(" ")  # ordinary spaces alone: str.strip() eats U+001C-U+001F, U+0085 (h25b N4)
         if not raw:
             continue
-        shown = _quoted(raw)
-        odd = _not_in_number(raw)
-        if odd is not None:
-            return f", column {col}: {shown} is not a plain number: it {odd}"
-        if not _NUMBER.fullmatch(raw):
+        plain = _NUMBER.fullmatch(raw)  # digits, '.', a sign and an exponent only: no character to name (h33b N5:
+        if not plain:                   # the checks below, made on each number of each row, were most of its cost)
+            odd = _not_in_number(raw)
+            if odd is not None:
+                return f", column {col}: {_quoted(raw)} is not a plain number: it {odd}"
             try:
                 finite = math.isfinite(float(raw))
             except ValueError:
                 finite = True
-            return f", column {col}: {shown} is not a " + ("number" if finite else "finite number")
+            return f", column {col}: {_quoted(raw)} is not a " + ("number" if finite else "finite number")
         value = float(raw)
         if not math.isfinite(value):  # written in digits, so finite: too long for a float (h28b M6)
-            return f", column {col}: {shown} ({len(raw):,} characters) is out of range: {_range_text(col)}"
+            return f", column {col}: {_quoted(raw)} ({len(raw):,} characters) is out of range: {_range_text(col)}"
         if value < 0:
             unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
             return f", column {col}: {raw} is below 0{unit}"
@@ -445,6 +580,8 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
         return f", column AvailabilityZone: {_quoted(zone)} {why}"
     for col in ("InstanceType", "AcceleratorName", "Region"):  # checked whole later, once str.strip() has read
         text = row.get(col, "").strip(" ")                      # past a tab, U+001C-U+001F, U+0085 at an end
+        if text == text.strip():  # nothing for str.strip() to read past: the later check sees the same text
+            continue
         why = unsafe_problem(text) if text and not unsafe_problem(text.strip()) else None
         if why:  # so one there is named here (h25b N4)
             return f", column {col}: {_quoted(text)} {why}"

@@ -106,6 +106,7 @@ class _Zone:
     line: str = ""  # the CSV line of the row it is read from (a reason about it names the line, h22b M1)
     price_text: str = ""  # the price and spot price as written (GCP: the sum of the two rows' digits), by whose
     spot_text: str = ""   # digits the catalog's floor and cap are judged (h25b M2; planner.catalog.skypilot._pick)
+    offer: bool | None = None  # whether the spot price is an offer (:func:`spot_below`), judged once; None: not yet
 
 
 
@@ -130,6 +131,8 @@ def _below_floor(price: float | None, text: str, cell: str) -> bool:
 
     from planner.core.units import written_decimal
 
+    if price is not None and price >= 2 * MIN_USD_PER_HOUR:  # far above the floor (GCP's sum is rounded to 1e-6):
+        return False                                        # its digits cannot be below it (h33b N5: cost)
     exact = written_decimal(text)
     if exact is not None and price is not None:
         return 0 < exact < Decimal(str(MIN_USD_PER_HOUR))
@@ -256,8 +259,10 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
             cells[inst] = {"vcpus": (r.get("vCPUs") or "").strip(), "memory": (r.get("MemoryGiB") or "").strip(),
                            **({} if provider == "gcp" else {"gpu_count": (r.get("AcceleratorCount") or "").strip()})}
         lines.setdefault(inst, r["_line"])
-        zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result), zone, price, spot, parts,
-                                                spot_parts, str(r["_line"]), price_text, spot_text))
+        offer = spot_below(spot, spot_text, price, price_text)
+        zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result, (price_text, spot_text)),
+                                                zone, price, spot, parts,
+                                                spot_parts, str(r["_line"]), price_text, spot_text, offer))
     for inst, (line, gpus, zone) in unpriced.items():
         if inst not in zones and spelled[inst] not in result.skipped:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
@@ -293,10 +298,32 @@ def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult
     return gpu_rows
 
 
-def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None, result: ImportResult) -> str:
+def spot_below(spot: float | None, spot_text: str, price: float, price_text: str) -> bool:
+    """Whether a spot price is below its on-demand price, so a spot offer (the module's spot rule), judged by the
+    digits written (``spot_text``, ``price_text``; GCP: the sums of the two rows' digits) where Decimal reads both,
+    as the catalog's floor and cap are (h33b m7: '0.99999999999999999999' is below '1.0', though both read as the
+    float 1.0); by the floats otherwise."""
+    from planner.core.units import written_decimal
+
+    if spot is None:
+        return False
+    # floats read from digits are within a part in 10^15 of them, GCP's sums within 1e-6 (rounded): a gap wider than
+    # that is told by the floats, without reading the digits again (h33b N5: cost)
+    margin = 1e-6 + 1e-9 * abs(price)
+    if spot < price - margin or spot > price + margin:
+        return spot < price
+    exact_spot, exact_price = written_decimal(spot_text), written_decimal(price_text)
+    if exact_spot is not None and exact_price is not None:
+        return exact_spot < exact_price
+    return spot < price
+
+
+def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None, result: ImportResult,
+           texts: tuple[str, str] = ("", "")) -> str:
     """The row's region as the overlay writes it (planner.catalog.cloud.region_case), its line kept in ``result``
-    where that changed it, and where its spot price is no offer (at or above on-demand: the module's spot rule)."""
-    if spot is not None and spot >= price:
+    where that changed it, and where its spot price is no offer (at or above on-demand by the digits ``texts``, the
+    price and spot price as written: the module's spot rule, :func:`spot_below`)."""
+    if spot is not None and not spot_below(spot, texts[1], price, texts[0]):
         result.spot_above_lines.append(str(r["_line"]))
     region, cased = r["Region"].strip(), region_case(provider, r["Region"].strip())
     if cased != region:

@@ -117,12 +117,16 @@ class SourceIndex:
         missing: catalog directories without a ``SOURCES.md`` (paths of the file looked for).
         problems: what went wrong, one sentence each: a file that could not be read, a row
             that defines no usable id, an id defined twice. Never raised.
+        skipped: id -> the problem of a row that would define it but is skipped for a character it holds
+            (:func:`_editor_lines`), where no row defines it: so that a message about the id can say the row is
+            there but skipped, and why (h33b m3), rather than that nothing defines it.
     """
 
     docs: Mapping[str, SourceDoc] = field(default_factory=lambda: FrozenMap({}))
     files: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    skipped: Mapping[str, str] = field(default_factory=lambda: FrozenMap({}))
 
     def get(self, ref_id: str) -> SourceDoc | None:
         """The definition of ``ref_id`` (without 'REF:'), or None."""
@@ -291,6 +295,7 @@ def parse_sources(text: str, file: str = SOURCES_FILE) -> SourceIndex:
     """
     docs: dict[str, SourceDoc] = {}
     problems: list[str] = []
+    skipped: dict[str, str] = {}
     lines, bad = _editor_lines(text, file)
     problems += bad.values()
     i = 0
@@ -308,7 +313,12 @@ def parse_sources(text: str, file: str = SOURCES_FILE) -> SourceIndex:
             block = block[2:]
         id_col, text_col, where_col = columns
         for n in block:
-            if n in bad:  # refused above, with its line and column: not read as a definition
+            if n in bad:  # refused above, with its line and column: not read as a definition, its id kept as skipped
+                cells = _cells(lines[n])
+                raw = _plain(cells[id_col]) if id_col < len(cells) else ""
+                ref = raw[len("REF:"):] if raw.upper().startswith("REF:") else raw
+                if _ID.fullmatch(ref):
+                    skipped.setdefault(ref, bad[n])
                 continue
             cells = _cells(lines[n])
             if all(_SEPARATOR_CELL.fullmatch(c.replace(" ", "")) for c in cells):
@@ -329,7 +339,8 @@ def parse_sources(text: str, file: str = SOURCES_FILE) -> SourceIndex:
             docs[ref] = SourceDoc(ref, doc_text, where, urls, file, n + 1)
     if not docs and not problems:
         problems.append(f"{file}: defines no ids (expected a Markdown table '| id | document | where |')")
-    return SourceIndex(FrozenMap(docs), (file,), (), tuple(problems))
+    return SourceIndex(FrozenMap(docs), (file,), (), tuple(problems),
+                       FrozenMap({k: v for k, v in skipped.items() if k not in docs}))
 
 
 def read_sources(path: str | Path, shown: str | None = None) -> SourceIndex:
@@ -362,13 +373,17 @@ def merge(indexes: Iterable[SourceIndex]) -> SourceIndex:
     files: list[str] = []
     missing: list[str] = []
     problems: list[str] = []
+    skipped: dict[str, str] = {}
     for index in indexes:
         for ref, doc in index.docs.items():
             docs.setdefault(ref, doc)
+        for ref, why in index.skipped.items():
+            skipped.setdefault(ref, why)
         files += [f for f in index.files if f not in files]
         missing += [f for f in index.missing if f not in missing]
         problems += [p for p in index.problems if p not in problems]
-    return SourceIndex(FrozenMap(docs), tuple(files), tuple(missing), tuple(problems))
+    return SourceIndex(FrozenMap(docs), tuple(files), tuple(missing), tuple(problems),
+                       FrozenMap({k: v for k, v in skipped.items() if k not in docs}))
 
 
 def shown_catalog_path(name: str) -> str:

@@ -4,6 +4,7 @@ import-skypilot``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -14,7 +15,7 @@ from planner.cli.common import (LineError, SingleValueCommand, echo, handle_erro
                                 signal_guard)
 from planner.core.clock import utc_today
 from planner.core.escape import json_text
-from planner.core.names import shell_word
+from planner.core.names import path_word, shell_word
 
 
 CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
@@ -401,12 +402,14 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
             if gone:  # rows name the overlay's own GPUs, which --out lacks (h21a m5)
                 # the paths as a shell word each, so that the step can be pasted (h30b M1); no valid name is close
                 # since the GPU is the overlay's, which the hint says
-                gpus, into = shell_word(str(Path(catalog_dir) / "gpus.yaml")), shell_word(str(out_dir))
+                # each path kept as given (os.path.join, not Path: './-t' keeps its './') and never read as an
+                # option: './' before one starting with '-', and '--' before the paths (h33b m4)
+                gpus, into = path_word(os.path.join(str(catalog_dir), "gpus.yaml")), path_word(str(out_dir))
                 problem = re.sub(r" None of the [0-9,]+ valid names is close\.", "", str(exc))
-                copy = shell_word(str(Path(out_dir) / "gpus.yaml"))
+                copy = path_word(os.path.join(str(out_dir), "gpus.yaml"))
                 raise CatalogError(problem, hint=escape_unsafe(
-                    f"The rows name {', '.join(gone)} of {gpus}, which {into} lacks: copy it there (mkdir -p {into} "
-                    f"&& cp {gpus} {copy}) and import again, then give --catalog {into} alone.")) from None
+                    f"The rows name {', '.join(gone)} of {gpus}, which {into} lacks: copy it there (mkdir -p -- "
+                    f"{into} && cp -- {gpus} {copy}) and import again, then give --catalog {into} alone.")) from None
             raise
     except PlannerError:  # a file refused, nothing kept: what was read is said first, as it was read
         for line in said:
@@ -650,9 +653,14 @@ def _check_source_refs(source_text: str, out: Any) -> None:
     ref = next((r for r in cited if r not in known), None)
     if ref is None:
         return
+    where = escape_unsafe(str(Path(out) / SOURCES_FILE))
+    skipped = known.skipped.get(ref)
+    if skipped is not None:  # a row defines it but is skipped: said, with why (h33b m3), as plan's warning says it
+        raise click.BadParameter(f"cites REF:{clip_text(ref, 40)}, whose row is skipped, so nothing defines it and "
+                                 f"'planner catalog check' would fail it: {escape_unsafe(skipped)}",
+                                 param_hint="--source")
     close = close_matches(ref, list(known.docs))
     near = f"did you mean REF:{close[0]}? Otherwise " if close else ""
-    where = escape_unsafe(str(Path(out) / SOURCES_FILE))
     raise click.BadParameter(f"cites REF:{clip_text(ref, 40)}, which neither the shipped catalog's SOURCES.md nor "
                              f"{where} defines, so 'planner catalog check' would fail it; {near}"
                              f"add a row defining it to {where} first, or give the source as plain text",

@@ -753,6 +753,14 @@ def path_text(path: object) -> str:
 _SHELL_PLAIN = frozenset("@%+=:,./_-")
 
 
+def path_word(path: str) -> str:
+    """``path`` (as the user gave it, never normalised: './-t' keeps its './') as a shell word for a pasteable hint
+    (:func:`shell_word`), with './' put before a relative path that starts with '-', so that no command reads it
+    as an option (h33b m4: 'cp -t/gpus.yaml ...' took '-t' as cp's target-directory option)."""
+    text = str(path)
+    return shell_word("./" + text if text.startswith("-") else text)
+
+
 def shell_word(text: str) -> str:
     """``text`` (a path planner prints inside a command it suggests) as a shell word: as it is when it holds only
     letters, digits and combining marks of any script and ``@%+=:,./_-`` ('café/o', composed or

@@ -24,7 +24,8 @@ Where each spelling was read (the rows themselves are pinned in tests/test_alias
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Mapping
+
 import re
 
 #: SkyPilot accelerator name -> catalog GPU id (provider exceptions in :func:`catalog_gpu_id`).
@@ -55,17 +56,18 @@ _AZURE_A100_PCIE = re.compile(r"^Standard_NC\d+ads_A100_v4$")
 _AZURE_H100_NVL = re.compile(r"^Standard_NC\d+adi?s_H100_v5$")
 
 
-@functools.cache
-def _by_lower() -> dict[str, tuple[str, ...]]:
-    """:data:`GPU_ALIASES`' names by their lower case, built once on first use (h33b N5: comparing each row's
-    accelerator with every name took a third of an import of 300,000 rows of unknown GPUs)."""
+def aliases_by_lower() -> dict[str, tuple[str, ...]]:
+    """:data:`GPU_ALIASES`' names by their lower case, for :func:`catalog_gpu_id`'s ``by_lower``: an import builds
+    it once and passes it (h33b N5: comparing each row's accelerator with every name took a third of an import of
+    300,000 rows of unknown GPUs); no module keeps it (issue 33: no module-level cache)."""
     out: dict[str, tuple[str, ...]] = {}
     for k in GPU_ALIASES:
         out[k.lower()] = out.get(k.lower(), ()) + (k,)
     return out
 
 
-def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str = "") -> str | None:
+def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str = "",
+                   by_lower: Mapping[str, tuple[str, ...]] | None = None) -> str | None:
     """The ``gpus.yaml`` id of an instance's accelerator, or None when the table has none.
 
     Args:
@@ -73,6 +75,7 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
         instance: the row's ``InstanceType``.
         accelerator: its ``AcceleratorName`` (for GCP: :data:`GCP_MACHINE_GPUS`' name).
         gpu_info: its ``GpuInfo`` text ('' when the file has none).
+        by_lower: :func:`aliases_by_lower`, built once by a caller that asks for many rows; None: built here.
 
     Rules beyond :data:`GPU_ALIASES` (the board a shared name stands for): Lambda's ``H100`` on a
     ``*pcie*`` instance is the PCIe card; RunPod's ``A100-80GB`` and ``H100`` whose GpuInfo says
@@ -83,7 +86,7 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
     if name not in GPU_ALIASES:
         # SkyPilot matches an accelerator name case-blind ('a10g' is A10G): sky/utils/accelerator_registry.py,
         # canonicalize_accelerator_name, "searched in the catalog with its case being ignored" (h18b #9)
-        same = _by_lower().get(name.lower(), ())
+        same = (by_lower if by_lower is not None else aliases_by_lower()).get(name.lower(), ())
         name = same[0] if len(same) == 1 else name
     info = gpu_info or ""
     if provider == "lambda" and name == "H100" and "pcie" in instance.lower():

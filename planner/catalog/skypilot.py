@@ -86,7 +86,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES
+from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, aliases_by_lower
 from planner.catalog.cloud import region_case
 from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
@@ -250,6 +250,7 @@ def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, 
              "after the files imported before it")
     counted: set[str] = set()
     total = 0
+    by_lower = aliases_by_lower()  # once per import, not per row
 
     def seen(r: dict[str, str], line: int) -> None:
         nonlocal total
@@ -266,7 +267,7 @@ def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, 
             count = int(given)
             if not acc or given != count or count <= 0 or not is_whole((r.get("AcceleratorCount") or "").strip()):
                 return
-        gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names)
+        gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names, by_lower)
         if gid is None:
             return
         counted.add(inst)

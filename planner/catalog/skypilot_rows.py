@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.catalog.aliases import GCP_MACHINE_GPUS, catalog_gpu_id
+from planner.catalog.aliases import GCP_MACHINE_GPUS, aliases_by_lower, catalog_gpu_id
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted, is_whole
 from planner.catalog.skypilot_result import ImportResult
@@ -150,17 +150,19 @@ def _num(value: str | None) -> float | None:
 
 
 
-def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str) -> str | None:
+def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str,
+           by_lower: Mapping[str, tuple[str, ...]] | None = None) -> str | None:
     """The catalog GPU id of an instance's accelerator (None: not in the catalog); the alias table's
-    :func:`planner.catalog.aliases.catalog_gpu_id`."""
-    return catalog_gpu_id(provider, instance, accelerator, gpu_info)
+    :func:`planner.catalog.aliases.catalog_gpu_id` (``by_lower``: its names by lower case, built once by the caller)."""
+    return catalog_gpu_id(provider, instance, accelerator, gpu_info, by_lower)
 
 
 def _row_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None,
-             names: Mapping[str, str] | None) -> str | None:
-    """A row's catalog GPU id, or None: the alias table's (:func:`gpu_id`), else an overlay GPU's that ``names``
+             names: Mapping[str, str] | None, by_lower: Mapping[str, tuple[str, ...]] | None = None) -> str | None:
+    """A row's catalog GPU id, or None: the alias table's (:func:`gpu_id`; ``by_lower`` its names by lower case,
+    planner.catalog.aliases.aliases_by_lower, built once per import), else an overlay GPU's that ``names``
     gives for ``acc`` (its id or name, case-blind: :func:`overlay_gpu_names`); one outside ``known`` is None."""
-    gid = gpu_id(provider, inst, acc, info)
+    gid = gpu_id(provider, inst, acc, info, by_lower)
     if gid is None and names:
         gid = names.get(acc.strip().lower())
     return None if gid is None or (known is not None and gid not in known) else gid
@@ -179,6 +181,7 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
     them (:func:`_imported_problem`'s ``written``)."""
     known = set(gpu_ids) if gpu_ids is not None else None
     drops: dict[str, list[tuple[str, str]]] = {} if dropped is None else dropped
+    by_lower = aliases_by_lower()  # once per import, not per row
 
     def leave(inst: str, shown: str, line: str, why: str) -> None:
         result.skipped.setdefault(shown, why)
@@ -216,7 +219,7 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
             if not acc or count <= 0:
                 leave(inst, shown, r["_line"], f"line {r['_line']}: no GPU")
                 continue
-        gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names)
+        gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names, by_lower)
         if gid is None:
             leave(inst, shown, r["_line"],
                   f"line {r['_line']}: " + _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known))

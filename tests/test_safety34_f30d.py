@@ -187,26 +187,32 @@ def test_the_cli_summary_of_distinct_bad_values_is_a_few_lines(tmp_path):
 
 # ----- M1: the hint to copy the overlay's gpus.yaml -----
 
-@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
-def test_the_copy_hint_quotes_its_paths(tmp_path, monkeypatch):
+def copy_hint_run(tmp_path: Path, folder: str, catalog: str, out: str) -> tuple[int, str]:
+    """import-skypilot of a row naming GPU 'zz9', which only the overlay ``tmp_path/folder`` (given as ``catalog``)
+    defines, into ``out``: (exit code, the output on one line), whose hint says to copy that gpus.yaml over."""
     import yaml
 
     from sky_helpers import G5, aws_csv, run_cli
 
-    monkeypatch.chdir(tmp_path)
     shipped = yaml.safe_load((Path(__file__).parents[1] / "catalog" / "gpus.yaml").read_text(encoding="utf-8"))
     entry = dict(next(g for g in shipped["gpus"] if g["id"] == "a10g"), id="zz9", name="NVIDIA ZZ9")
-    (tmp_path / "ov;x").mkdir()
-    (tmp_path / "ov;x" / "gpus.yaml").write_text(yaml.safe_dump({"schema_version": 1, "gpus": [entry]}))
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "gpus.yaml").write_text(yaml.safe_dump({"schema_version": 1, "gpus": [entry]}))
     csv = aws_csv(tmp_path, G5, "zz.xlarge,zz9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64")
-    code, out = run_cli("catalog", "import-skypilot", str(csv), "--catalog", "ov;x", "--out", "o y")
+    code, said = run_cli("catalog", "import-skypilot", str(csv), "--catalog", catalog, "--out", out)
+    return code, " ".join(said.split())
+
+
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
+def test_the_copy_hint_quotes_its_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, flat = copy_hint_run(tmp_path, "ov;x", "ov;x", "o y")
     assert code == 2
-    flat = " ".join(out.split())
     # what the hint says to run is pasted as it is (shlex.quote of each path; '--' before the paths since h33b m4),
     # and no closeness is claimed
     assert flat.endswith("unknown GPU 'zz9'. The rows name zz9 of 'ov;x/gpus.yaml', which 'o y' lacks: copy it "
                          "there (mkdir -p -- 'o y' && cp -- 'ov;x/gpus.yaml' 'o y/gpus.yaml') and import again, then give "
-                         "--catalog 'o y' alone."), out
+                         "--catalog 'o y' alone."), flat
     assert not (tmp_path / "o y" / "cloud.yaml").exists()
 
 

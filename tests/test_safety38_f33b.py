@@ -236,18 +236,12 @@ def test_a_hint_path_is_never_an_option(given: str, word: str) -> None:
 
 @pytest.mark.slow  # over 2 s on 2 cores (an overlay's catalog loaded twice): CI's second step runs it
 def test_the_copy_hint_keeps_dot_slash_and_puts_double_dash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import yaml
+    from tests.test_safety34_f30d import copy_hint_run
 
     monkeypatch.chdir(tmp_path)
-    shipped = yaml.safe_load((Path(__file__).parents[1] / "catalog" / "gpus.yaml").read_text(encoding="utf-8"))
-    entry = dict(next(g for g in shipped["gpus"] if g["id"] == "a10g"), id="zz9", name="NVIDIA ZZ9")
-    (tmp_path / "-t").mkdir()
-    (tmp_path / "-t" / "gpus.yaml").write_text(yaml.safe_dump({"schema_version": 1, "gpus": [entry]}))
-    csv = aws_csv(tmp_path, G5, "zz.xlarge,zz9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64")
-    code, out = run_cli("catalog", "import-skypilot", str(csv), "--catalog", "./-t", "--out", "./ot")
-    assert code == 2, out
-    flat = " ".join(out.split())
-    assert "(mkdir -p -- ./ot && cp -- ./-t/gpus.yaml ./ot/gpus.yaml)" in flat, out
+    code, flat = copy_hint_run(tmp_path, "-t", "./-t", "./ot")
+    assert code == 2, flat
+    assert "(mkdir -p -- ./ot && cp -- ./-t/gpus.yaml ./ot/gpus.yaml)" in flat, flat
 
 
 # -- m3: a REF whose SOURCES.md row is skipped ------------------------------------------------------------------

@@ -48,7 +48,7 @@ _LOCAL = "Give --out a local folder's path, e.g. --out reports."
     ('r"', "ends with a quotation mark, which a config file, a word processor or an unclosed quoting left in, so it "
            "would be part of the folder's name", "Write --out 'r'."),
     ("$'x'", "is written in bash's $'...' quoting, which was left as written, so the '$' and the quotes would be "
-             "part of the folder's name", _LOCAL),
+             "part of the folder's name", "Write --out 'x'."),  # the quoting taken off (h34a m2)
 ])
 def test_a_shell_leftover_as_out_is_refused_before_anything_is_made(tmp_path, monkeypatch, out, said, hint):
     from planner.cli.main import main

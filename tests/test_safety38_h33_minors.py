@@ -96,7 +96,88 @@ def test_many_leftover_staging_folders_are_said_in_a_few_lines(tmp_path: Path) -
     left = [n for n in rs.notes if n.startswith("Left ")]
     assert MAX_LEFTOVER_NOTES == 10 and len(left) == 10
     assert [n.split(":")[0] for n in left] == [f"Left {out}/.planner-staging-{i:08d}" for i in range(10)]
-    assert rs.notes[-1] == (f"... and 15 more such lines about {out}'s leftovers of earlier runs, from "
-                            ".planner-staging-00000010 to .planner-staging-00000024 (in name order); run 'ls -a' "
-                            "there to see them."), rs.notes
+    assert rs.notes[-1] == (f"... and 15 more of {out}'s leftovers of earlier runs left as they are (check them), "
+                            "from .planner-staging-00000010 to .planner-staging-00000024 (in name order)."), rs.notes
     assert all((out / f".planner-staging-{i:08d}" / "user.txt").exists() for i in range(25))
+
+
+def test_a_leftover_left_for_the_user_is_said_before_the_removed_ones(tmp_path: Path) -> None:
+    """h34a m4: past the cap, the one folder left with the user's file in it was counted among removed ones."""
+    import json
+
+    from planner.core.atomic import write_text
+    from planner.core.reportset import ReportSet
+
+    out = tmp_path / "o"
+    out.mkdir()
+    body = b"report\n"
+    import hashlib
+
+    digest = hashlib.sha256(body).hexdigest()
+    for i in range(14):  # stopped runs' folders planner removes: a mark and the report it records by hash
+        d = out / f".planner-staging-{i:08d}"
+        d.mkdir(mode=0o700)
+        (d / "r.csv").write_bytes(body)
+        (d / ".planner-staging").write_text('planner staging folder 1\n"r.csv"\n'
+                                            + json.dumps({"sha256": {"r.csv": digest}, "bytes": {"r.csv": 7}}) + "\n")
+    user = out / ".planner-staging-zzzzzzzz"
+    user.mkdir(mode=0o700)
+    (user / "u.txt").write_text("mine")
+    with ReportSet(out, set_name="plan r") as rs:
+        write_text(rs.path("r.md"), "# r\n")
+        rs.commit()
+    assert rs.notes[0].startswith(f"Left {user}: it holds u.txt"), rs.notes
+    removed = [n for n in rs.notes if n.startswith("Removed ")]
+    assert len(removed) == 9 and rs.notes[-1].startswith(f"... and 5 more of {out}'s leftovers of earlier runs "
+                                                         "removed, from .planner-staging-00000009"), rs.notes
+    assert (user / "u.txt").read_text() == "mine"
+
+
+def test_one_scenario_file_reached_by_another_path_is_no_other_file(tmp_path: Path) -> None:
+    """h34a m6: the same scenario file through a linked folder, '//', or a hard link was "another scenario file"."""
+    import os
+
+    from planner.core.atomic import write_text
+    from planner.core.reportset import ReportSet
+
+    real = tmp_path / "s" / "a.yaml"
+    real.parent.mkdir()
+    real.write_text("name: lab\n")
+    (tmp_path / "link").symlink_to(tmp_path / "s")
+    os.link(real, tmp_path / "s" / "hard.yaml")
+    out = tmp_path / "o"
+    for origin in (real, tmp_path / "link" / "a.yaml", "/" + str(real), tmp_path / "s" / "hard.yaml"):
+        with ReportSet(out, set_name="plan lab", origin=origin) as rs:
+            write_text(rs.path("lab.md"), "# lab\n")
+            rs.commit()
+        assert rs.notes == [], (origin, rs.notes)
+
+
+def test_an_escape_reading_codec_is_not_planners() -> None:
+    """h34a m8: raw_unicode_escape writes ASCII as ASCII but reads b'\\u00e9' as 'é'."""
+    from planner.core.manifest import name_encoding
+
+    assert name_encoding("raw_unicode_escape", ["a.json"]) is None
+
+
+@pytest.mark.parametrize("out, hint", [
+    ('"a\\b"', "Write --out 'a\\b'."),  # one backslash, as the shell reads it in single quotes (h34a m1)
+    ("$'a'/b", "Write --out 'a/b'."),  # the quoting taken off (h34a m2)
+    ('a/ "b"/c', "Write --out 'a/b/c'."),  # a hint the next check takes (h34a m2)
+    ("r/\ufe44/s", "Write --out 'r/s'."),  # a folder of quotes alone left out, not left empty
+    ("it's'", "Write --out 'it'\"'\"'s'."),  # a quote inside: quoted for the shell
+])
+def test_out_hints_paste_as_the_path_meant(out: str, hint: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", "nothing.yaml", "--out", out])
+    assert r.exit_code == 2
+    assert r.output.rstrip("\n").endswith(hint), r.output
+
+
+def test_calibrate_names_a_quoted_file_name_as_the_files() -> None:
+    """h34a m3: 'cal/"x".yaml' was "a folder" and its hint kept a quote."""
+    r = CliRunner().invoke(main, ["calibrate", "--out", 'cal/"x".yaml'])
+    assert r.exit_code == 2
+    assert r.output == ("Error: --out: 'cal/\"x\".yaml' has the file name '\"x\".yaml' that begins or ends with a "
+                        "quotation mark, which a config file, a word processor or an unclosed quoting left in, so it "
+                        "would be part of the file's name. Write --out 'cal/x.yaml'.\n")

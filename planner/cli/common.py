@@ -433,8 +433,15 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
     except LineError as exc:
         if param.name != "calibration_file":
             raise
-        line = exc.line.replace("the folder's name", "the file's name").replace("a folder's name",
-                                                                              "the file's or a folder's name")
+        first_is_folder = "/" in text.rstrip("/") and " begins with " in exc.line  # "'cal'/x.yaml": a folder's
+        line = exc.line.replace("the folder's name", "a folder's name" if first_is_folder else "the file's name")
+        line = line.replace("part of a folder's name", "part of the file's or a folder's name") \
+            if not first_is_folder else line
+        last = text.rsplit("/", 1)[-1]
+        named = f"has a folder {escape_unsafe(repr(last))} on its path"
+        if last and named in line:  # 'cal/"x".yaml': the quoted name is the file's (h34a m3)
+            line = line.replace(named, f"has the file name {escape_unsafe(repr(last))}").replace(
+                "that folder's name", "the file's name")
         raise LineError(line, ctx) from None
 
 
@@ -489,21 +496,36 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     edged = next((p for p in parts if p != p.strip()), None)
     if edged is not None:  # ' o', 'a /b', 'a/ b': a folder whose name begins or ends in a space
         fixed = "/".join(p.strip() for p in parts)
+        from planner.core.outpath import out_path_problem as _next
+
+        after = _next(fixed)  # 'a/ "b"/c': the hint must not be refused in turn (h34a m2)
+        fixed = after[1] if after is not None and after[1] is not None else fixed
         where = "begins" if edged[0].isspace() else "ends"
         raise LineError(f"--out: {text!r} has the folder name {edged!r}, which {where} with a space that no listing "
-                        f"shows. Write --out {fixed!r}.", ctx)
+                        f"shows. Write --out {_pasteable(fixed)}.", ctx)
     from planner.core.outpath import out_path_problem  # what names refuse too: 'o' + U+2800, U+1D159
 
     problem = out_path_problem(text) if text else None
     if problem is not None:
         local = ("file's path, e.g. --out ./calibration.yaml." if param.name == "calibration_file" else
                  "folder's path, e.g. --out reports.")
-        hint = (f"Write --out {escape_unsafe(repr(problem[1]))}." if problem[1] is not None else  # a URL: none meant
+        hint = (f"Write --out {_pasteable(problem[1])}." if problem[1] is not None else  # a URL: none meant
                 f"Give --out a local {local}")
         raise LineError(f"--out: {escape_unsafe(repr(text))} {problem[0]}. {hint}", ctx)
     return value
 
 
+
+
+def _pasteable(path: str) -> str:
+    """``path`` as an --out hint writes it: in single quotes as it is where that is what the shell reads ('x/a/b'),
+    else quoted for the shell (shlex.quote: a backslash stays one backslash, where repr doubled it, h34a m1); a
+    character no listing shows written as its escape (such a path is refused before any hint offers it)."""
+    import shlex
+
+    if "'" not in path and "\\" not in path:
+        return escape_unsafe(f"'{path}'")
+    return escape_unsafe(shlex.quote(path))
 
 
 def _no_such_user(word: str) -> bool:

@@ -104,7 +104,8 @@ def name_encoding(recorded: object, names: Iterable[str]) -> str | None:
     not write it so)."""
     try:
         enc = codecs.lookup(recorded).name if isinstance(recorded, str) else None
-        if enc is not None and _ASCII.encode(enc) != _ASCII.encode("ascii"):
+        if enc is not None and (_ASCII.encode(enc) != _ASCII.encode("ascii")
+                                or _ESCAPES.decode(enc) != _ESCAPES.decode("ascii")):
             return None  # Python's file-system encodings keep ASCII as it is (PEP 529, PEP 383: ASCII-compatible)
         for n in names if enc is not None else ():
             n.encode(enc, "surrogateescape")
@@ -116,6 +117,8 @@ def name_encoding(recorded: object, names: Iterable[str]) -> str | None:
 #: The printable ASCII characters a file name may hold, and a few controls: what an ASCII-compatible encoding writes
 #: as themselves.
 _ASCII = "".join(chr(c) for c in range(1, 128))
+#: ASCII bytes an escape-reading codec reads as other text (raw_unicode_escape reads b'\\u00e9' as 'é': h34a m8).
+_ESCAPES = b"\\u00e9\\x41\\n+-"
 
 
 def refuse_other_encoding(path: Path, recorded: object, names: Iterable[str], what: str) -> None:

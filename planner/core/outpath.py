@@ -191,12 +191,11 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
         return (f"is wrapped in {kind} quotes, which a config file or a second quoting left in, so they would be part "
                 "of the folder's name", text[1:-1])
     names = [p for p in parts if p]
-    meant = "/".join(p.lstrip("$").strip(_QUOTES) if p[:1] == "$" and p[1:2] in _QUOTES else p.strip(_QUOTES)
-                     for p in parts)
+    meant = _unquoted_path(parts)
     meant = meant if meant.strip("/") and meant != text else None
     if text.startswith("$") and text[1:2] in _QUOTES:  # bash's $'...' quoting, left as written
         return ("is written in bash's $'...' quoting, which was left as written, so the '$' and the quotes would be "
-                "part of the folder's name", None)
+                "part of the folder's name", meant)
     if text[0] in _QUOTES or text[-1] in _QUOTES:  # a lone quote, or curly ones a word processor made (h32a m3)
         return (f"{'begins' if text[0] in _QUOTES else 'ends'} with a quotation mark, which a config file, a word "
                 "processor or an unclosed quoting left in, so it would be part of the folder's name", meant)
@@ -214,6 +213,27 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
         return ("begins with '-', so every command given the folder later would read its name as options",
                 "./" + text)
     return None
+
+
+def _unquoted(name: str) -> str:
+    """A folder's ``name`` with the quoting a shell or an editor left in it taken off: a leading '$' of bash's
+    $'...', an opening quotation mark and the last one after it ('"x".yaml' -> 'x.yaml', h34a m3), and quotation
+    marks at its end ('x"' -> 'x')."""
+    if name[:1] == "$" and name[1:2] in _QUOTES:
+        name = name[1:]
+    if name[:1] in _QUOTES and name:
+        name = name[1:]
+        last = max((name.rfind(q) for q in _QUOTES), default=-1)
+        if last >= 0:
+            name = name[:last] + name[last + 1:]
+    return name.rstrip(_QUOTES)
+
+
+def _unquoted_path(parts: list[str]) -> str:
+    """The path of ``parts`` (split at '/') with :func:`_unquoted` of each folder; a folder that was quotes alone
+    ('r/\ufe44/s') left out rather than left empty ('r/s', not 'r//s')."""
+    out = [_unquoted(p) if p else p for p in parts]
+    return "/".join(p for i, p in enumerate(out) if p or not parts[i] or i in (0, len(parts) - 1))
 
 
 #: A URL's scheme and '://' (RFC 3986 section 3.1: a letter, then letters, digits, '+', '-' or '.'), at the start.

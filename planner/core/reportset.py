@@ -493,7 +493,7 @@ class ReportSet:
             entry = manifest.get(name) or {}
             was = entry.get("from")
             if isinstance(was, str) and was != self.origin and _same_set(entry.get("set"), self.set_name) \
-                    and _lexists(self.out / name):
+                    and _lexists(self.out / name) and not _same_file(was, self.origin):
                 others.setdefault(was, []).append(name)
         for was, names in others.items():
             self.notes.append(f"Replaced {', '.join(str(self.out / n) for n in names)}, planned from another scenario "
@@ -672,11 +672,19 @@ class ReportSet:
                 continue
         mine = self.notes[said:]
         if len(mine) > MAX_LEFTOVER_NOTES:  # 3,000 leftover folders were 6,000 lines on every run (h33a m4)
-            del self.notes[said + MAX_LEFTOVER_NOTES:]
-            rest = mine[MAX_LEFTOVER_NOTES:]
-            self.notes.append(f"... and {len(rest):,} more such lines about {self.out}'s leftovers of earlier runs, "
-                              f"from {_leftover_name(rest[0])} to {_leftover_name(rest[-1])} (in name order); run "
-                              "'ls -a' there to see them.")
+            # what was left for the user to check comes first, then what planner removed; each past the cap counted,
+            # so a folder left with the user's file in it is never hidden among removals (h34a m4)
+            left = [n for n in mine if not n.startswith("Removed ")]
+            gone = [n for n in mine if n.startswith("Removed ")]
+            del self.notes[said:]
+            for lines, what, room in ((left, "left as they are (check them)", MAX_LEFTOVER_NOTES),
+                                      (gone, "removed", max(MAX_LEFTOVER_NOTES - len(left), 1))):
+                self.notes.extend(lines[:room])
+                rest = lines[room:]
+                if rest:
+                    self.notes.append(f"... and {len(rest):,} more of {self.out}'s leftovers of earlier runs "
+                                      f"{what}, from {_leftover_name(rest[0])} to {_leftover_name(rest[-1])} (in "
+                                      "name order).")
 
 
 #: The most lines a run says about the leftovers of earlier runs in --out (staging folders, temporary manifests):
@@ -707,6 +715,15 @@ def _manifest_note(exc: OutputError, during: dict[str, dict], after: dict[str, d
     return (f"The reports are in place, but the manifest was not brought up to date: {exc} It still lists "
             f"{' and '.join(what) or 'entries planner did not mean to keep'}, which the next run into this folder "
             "clears.")
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file: the same device and inode (a folder reached through a link,
+    '//tmp/x', a hard link: h34a m6); False when either cannot be read (a file moved or removed since)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def _absolute(path: str | Path) -> str:

@@ -57,7 +57,8 @@ def test_a_catalogs_derived_fields_are_checked(tmp_path: Path) -> None:
 
     import pytest
 
-    from planner.catalog.loader import check_catalog, load_catalog
+    from planner.catalog.loader import load_catalog
+    from planner.catalog.objcheck import check_catalog
     from planner.core.errors import CatalogError
 
     c = load_catalog()

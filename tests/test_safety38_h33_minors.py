@@ -181,3 +181,23 @@ def test_calibrate_names_a_quoted_file_name_as_the_files() -> None:
     assert r.output == ("Error: --out: 'cal/\"x\".yaml' has the file name '\"x\".yaml' that begins or ends with a "
                         "quotation mark, which a config file, a word processor or an unclosed quoting left in, so it "
                         "would be part of the file's name. Write --out 'cal/x.yaml'.\n")
+
+
+def test_a_runaway_unknown_key_is_said_at_its_own_line(tmp_path: Path) -> None:
+    """h34b m4: a key of 100 characters was said at its mapping's line (5), not its own (8)."""
+    path = tmp_path / "s.yaml"
+    path.write_text("name: t\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: train\n    method: qlora\n"
+                    f"    micro_batch: 1\n    {'k' * 100}: 3\n")
+    r = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 2
+    assert r.output.startswith(f"Error: {path}:8: workloads[0]: unknown key '{'k' * 80}... (100 characters)'."), \
+        r.output
+
+
+def test_an_empty_unknown_key_is_said_to_be_empty(tmp_path: Path) -> None:
+    """h34b m5: "workloads[0].: unknown key ''" (a dangling '.', and no word that the key is empty)."""
+    path = tmp_path / "s.yaml"
+    path.write_text("name: x\nworkloads:\n  - name: a\n    model: llama-2-7b\n    task: infer\n    '': 3\n")
+    r = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2
+    assert r.output.startswith(f"Error: {path}:6: workloads[0]: unknown key '' (an empty key). Valid keys: "), r.output

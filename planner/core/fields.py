@@ -77,7 +77,7 @@ class Entry:
 
     # ----- locations and errors -------------------------------------------------------
     def key_path(self, key: str | None) -> str | None:
-        if key is None:
+        if key is None or key == "":  # an empty key: its entry (not 'workloads[0].' with a dangling dot: h34b m5)
             return self.path or None
         return f"{self.path}.{key}" if self.path else str(key)
 
@@ -154,8 +154,9 @@ class Entry:
             if not isinstance(key, str):
                 raise self.error(f"key {key!r} is not a name", None, key_hint(allowed))
             if key not in allowed and len(key) > MAX_ECHO_CHARS:  # a runaway key: its first 80, at its entry (h24b M6)
-                raise self.error(f"unknown key {said_key(clip_text(key))}", None,
-                                 "Valid keys: " + ", ".join(sorted(allowed)) + ".")
+                raise self.error_cls(f"unknown key {said_key(clip_text(key))}", file=self.file,  # at its own line
+                                     line=self.line_of(key) or self._line, entry=self.path or None,  # (h34b m4)
+                                     hint="Valid keys: " + ", ".join(sorted(allowed)) + ".")
             if key not in allowed:
                 told = _flow_list(self.data, key) or (explain(key, self.data[key]) if explain is not None else None)
                 if told is not None:
@@ -625,4 +626,6 @@ def said_key(key: str) -> str:
     its escapes then being the only backslashes' reading ('micro\\tbatch' for a tab)."""
     if may_be_unsafe(key):
         return repr(key)
+    if not key:
+        return "'' (an empty key)"  # h34b m5
     return "'" + key.replace("'", "''") + "'"

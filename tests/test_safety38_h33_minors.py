@@ -201,3 +201,12 @@ def test_an_empty_unknown_key_is_said_to_be_empty(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "o")])
     assert r.exit_code == 2
     assert r.output.startswith(f"Error: {path}:6: workloads[0]: unknown key '' (an empty key). Valid keys: "), r.output
+
+
+@pytest.mark.parametrize("given, shown", [("=1+1", "200M"), ("=abc", "200M"), ("=300M", "300M")])
+def test_a_count_without_a_workload_is_hinted_with_a_count(given: str, shown: str) -> None:
+    """h34b m11: '=1+1' got the hint 'Write NAME=1+1', refused in turn as no token count."""
+    scenario = str(Path(__file__).parents[1] / "scenarios" / "compare-qlora-7b-12gb.yaml")
+    r = CliRunner().invoke(main, ["compare", scenario, "--tokens-per-month", given])
+    assert r.exit_code == 2
+    assert f"Write NAME={shown} (e.g. --tokens-per-month qlora-7b={shown})" in r.output, r.output

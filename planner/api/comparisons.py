@@ -203,9 +203,10 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                                        "one-workload scenario.")
             name, sep, count = str(x).rpartition("=")  # the last '=': a workload's name may hold one ('a=b')
             if sep and not name.strip():  # '=1M' names no workload: not taken for a bare count
-                raise VolumeError(f"{clip_text(x)!r} names no workload before '='",
-                                  hint=f"Write NAME={count.strip() or '200M'} (e.g. --tokens-per-month "
-                                       f"{names[0]}={count.strip() or '200M'}), or the count alone for a one-workload "
+                shown = count.strip() if re.fullmatch(r"[0-9][0-9_.,]*[kKMBT]?", count.strip()) else "200M"
+                raise VolumeError(f"{clip_text(x)!r} names no workload before '='",  # a count, as a count
+                                  hint=f"Write NAME={shown} (e.g. --tokens-per-month "  # ('=1+1': 200M, h34b m11)
+                                       f"{names[0]}={shown}), or the count alone for a one-workload "
                                        "scenario.")
             if sep and name != name.strip():  # 'qlora-7b =200M': written as no other option's value is
                 where = "before the '='" if name != name.rstrip() else "before the workload name"

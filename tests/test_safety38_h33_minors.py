@@ -210,3 +210,15 @@ def test_a_count_without_a_workload_is_hinted_with_a_count(given: str, shown: st
     r = CliRunner().invoke(main, ["compare", scenario, "--tokens-per-month", given])
     assert r.exit_code == 2
     assert f"Write NAME={shown} (e.g. --tokens-per-month qlora-7b={shown})" in r.output, r.output
+
+
+def test_format_as_an_array_or_a_generator_is_told_to_be_a_list(tmp_path: Path) -> None:
+    """h34b m12: format= took a numpy array (and a generator), where every other list keyword refuses one."""
+    from planner.api.plans import report_formats
+    from planner.core.errors import InputError
+
+    for value in ((f for f in ["json"]), iter(["json"])):
+        with pytest.raises(InputError) as info:
+            report_formats(value, api=True)
+        assert "(planner reads lists). Write format='xlsx,csv'" in str(info.value)
+    assert report_formats(["json", "md"], api=True) == ("json", "md")

@@ -58,6 +58,11 @@ def report_formats(value: str | Iterable[str], *, api: bool = False) -> tuple[st
         raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not a {type(value).__name__} "
                          "(a set has no order; planner reads lists)", entry=entry,
                          hint=f"Write {write(texts or DEFAULT_FORMATS[:2])}.")
+    if not isinstance(value, (str, list, tuple, bytes, Mapping)) and isinstance(value, Iterable):
+        # a generator, an iterator, a numpy array: told to be a list, as allowed_gpus is (h34b m12)
+        raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not a "
+                         f"{clip_text(type(value).__name__)} (planner reads lists)", entry=entry,
+                         hint=f"Write {write(DEFAULT_FORMATS[:2])} (an array's .tolist(), a generator's list(...)).")
     if not isinstance(value, str) and (not isinstance(value, Iterable) or isinstance(value, (bytes, Mapping))):
         raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not {type(value).__name__}",
                          entry="format", hint=f"Report formats: {', '.join(PLAN_FORMATS)}.")

@@ -222,3 +222,19 @@ def test_format_as_an_array_or_a_generator_is_told_to_be_a_list(tmp_path: Path) 
             report_formats(value, api=True)
         assert "(planner reads lists). Write format='xlsx,csv'" in str(info.value)
     assert report_formats(["json", "md"], api=True) == ("json", "md")
+
+
+def test_nesting_too_deep_is_said_at_its_line(tmp_path: Path) -> None:
+    """h34b m14: a scenario or config.json nested past 200 levels was refused with no line."""
+    scenario = tmp_path / "deep.yaml"
+    scenario.write_text("name: x\nxnest: " + "[" * 5000 + "]" * 5000 + "\n")
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2
+    assert r.output.startswith(f"Error: {scenario}:2: is nested too deeply (more than 200 mappings or lists"), r.output
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text('{"architectures": ["LlamaForCausalLM"],\n"model_type": "llama",\n"x": '
+                                       + "[" * 5000 + "]" * 5000 + "}")
+    r = CliRunner().invoke(main, ["estimate", "--model", str(model), "--task", "infer"])
+    assert r.exit_code == 2
+    assert r.output.startswith(f"Error: {model / 'config.json'}:3: is nested too deeply"), r.output

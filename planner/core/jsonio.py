@@ -92,7 +92,7 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
     except ValueError as exc:
         raise YamlProblem(f"invalid JSON: {exc}") from exc
     except RecursionError as exc:
-        raise YamlProblem(_TOO_DEEP, None, _TOO_DEEP_HINT) from exc
+        raise YamlProblem(_TOO_DEEP, _deep_line(text), _TOO_DEEP_HINT) from exc
     if not isinstance(data, dict):
         raise YamlProblem("the top level is not a JSON object", 1,
                           'A config.json is one object of keys and values: {"model_type": "llama", ...}.')
@@ -235,3 +235,30 @@ def _with_key_lines(data: dict, text: str) -> LineDict:
     except (ValueError, IndexError, RecursionError):
         pass  # lines are a courtesy; the data is already valid
     return out
+
+
+def _deep_line(text: str) -> int | None:
+    """The 1-based line of ``text`` (JSON) where its objects and arrays, one inside another, first pass
+    planner.core.yamlio.MAX_DEPTH: '[' and '{' counted outside strings (h34b m14: said with no line)."""
+    from planner.core.yamlio import MAX_DEPTH
+
+    depth, in_text, escaped, line = 0, False, False, 1
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        if in_text:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_text = False
+        elif ch == '"':
+            in_text = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line
+        elif ch in "]}":
+            depth -= 1
+    return None

@@ -405,6 +405,38 @@ def parse_yaml(text: str, *, max_nodes: int | None = MAX_NODES) -> Any:
         raise YamlProblem(*early)
     if max_nodes is not None:
         _refuse_many_nodes(text, max_nodes)
+    try:
+        return _parse_text(text)
+    except YamlProblem as exc:
+        if exc.problem == _TOO_DEEP and exc.line is None:  # said at the line where the depth passes the cap
+            exc.line = _too_deep_line(text)  # (h34b m14)
+        raise
+
+
+def _too_deep_line(text: str) -> int | None:
+    """The 1-based line where ``text``'s mappings and lists, one inside another, first pass :data:`MAX_DEPTH`
+    (read by the pure-Python parser's events, which nest no Python calls; libyaml's scanner stops at its own
+    nesting limit without a line); None when the parser stops before it."""
+    loader = yaml.SafeLoader(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, (_EVENT.MappingStartEvent, _EVENT.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return event.start_mark.line + 1
+            elif isinstance(event, (_EVENT.MappingEndEvent, _EVENT.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    return None
+
+
+def _parse_text(text: str) -> Any:
+    """:func:`parse_yaml`'s parse, after its checks of the text."""
     if _CLoader is not None and not _PURE_ONLY.search(text) and "!" not in text:
         flows: list[tuple[int, int]] | None = []
         value: Any = _NO_KEY

@@ -238,3 +238,24 @@ def test_nesting_too_deep_is_said_at_its_line(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["estimate", "--model", str(model), "--task", "infer"])
     assert r.exit_code == 2
     assert r.output.startswith(f"Error: {model / 'config.json'}:3: is nested too deeply"), r.output
+
+
+def test_an_error_about_standard_output_carries_what_was_left(tmp_path: Path) -> None:
+    """h34a m5: with standard output full, the "Left ..." note (a folder holding the user's file) was lost; the
+    Error line now carries it after the reports written (planner.cli.common.files_done)."""
+    from planner.cli.common import files_done
+    from planner.core.atomic import write_text
+    from planner.core.interrupt import SignalGuard
+    from planner.core.reportset import ReportSet
+
+    out = tmp_path / "o"
+    user = out / ".planner-staging-user"
+    user.mkdir(parents=True, mode=0o700)
+    (user / "u.txt").write_text("hi")
+    guard = SignalGuard()
+    with ReportSet(out, set_name="plan r", guard=guard) as rs:
+        write_text(rs.path("r.json"), "{}\n")
+        rs.commit()
+    said = files_done(guard)
+    assert said == (f" The reports were written, whole: {out / 'r.json'}. Left {user}: it holds u.txt, which planner "
+                    "cannot tell it wrote; check it and remove it yourself."), said

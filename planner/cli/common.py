@@ -596,7 +596,8 @@ def files_done(guard: Any = None) -> str:
         return ""
     removed = list(dict.fromkeys(getattr(guard, "removed", None) or []))
     gone = f"; removed the stale {joined(removed)}" if removed else ""
-    return f" The reports were written, whole: {joined(written)}{gone}."
+    left = list(dict.fromkeys(getattr(guard, "left", None) or []))  # what the user should check (h34a m5)
+    return f" The reports were written, whole: {joined(written)}{gone}." + "".join(f" {n}" for n in left)
 
 
 def say_infeasible(exc: Any, as_json: bool, earlier: str) -> None:

@@ -146,12 +146,15 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
         if why is not None:
             try:
                 real = os.path.realpath(folder)
+                target = os.path.realpath(link)
             except (OSError, ValueError):
-                real = None
-            also = f" (it now points to {escape_unsafe(real)})" if real else ""
+                real = target = None
+            also = f" (it now points to {escape_unsafe(target)})" if target else ""  # the link's target (h34a m10)
             instead = f" (such as {escape_unsafe(real)}, where it points now, if you trust it)" \
                 if real and not fix else ""
-            raise DestinationError(f"{escape_unsafe(str(link))}: is on the way to {what} ({escape_unsafe(str(folder))})"
+            where = (f"is {what}" if os.path.abspath(link) == os.path.abspath(folder) else
+                     f"is on the way to {what} ({escape_unsafe(str(folder))})")
+            raise DestinationError(f"{escape_unsafe(str(link))}: {where}"
                                    f"{also}, but {why}; so planner could be made to write elsewhere, and it writes "
                                    f"nothing there. Give a path without that link{instead}."
                                    + (f" {fix}" if fix else ""))

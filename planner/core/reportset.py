@@ -99,7 +99,8 @@ from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
 from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, clear_staging,
                                     made_by_mkdtemp, named_here, own_stream)
-from planner.core.stagerecord import clear_own
+from planner.core.stagerecord import clear_own, staged_records
+from planner.core.moves import check_staged, same_staging
 
 # the staging mark and the cleanup that goes by it (planner.core.stagemark), under the names tests and modules use
 _NO_MARK, _NOT_REMOVED, _MARK_HEADER, _TMP, _OLD = NO_MARK, NOT_REMOVED, MARK_HEADER, TMP, OLD
@@ -395,7 +396,14 @@ class ReportSet:
         if self._staging is None or self._committed:
             raise RuntimeError("ReportSet.commit() outside its with block, or twice")
         self._same_folder()
+        same_staging(self)
+        # what planner wrote, as its mark recorded it when each report was complete: never re-read (h34a N1)
+        recorded = staged_records(self._staging / STAGING_MARK, self._mark_id)
         missing = [n for n in self._names if not (self._staging / n).is_file()]
+        if missing and missing[0] in recorded:  # written, then removed there by another program (h34a m9)
+            raise OutputError(f"{self.out / missing[0]}: planner wrote this report in its staging folder, but another "
+                              "program removed it there before it was moved into place; nothing was changed in "
+                              f"{self.out}. Check what writes there and run again.")
         if missing:
             raise OutputError(f"{self.out / missing[0]}: was not written; nothing was changed in {self.out}.")
         manifest = read_manifest(self.out)
@@ -435,7 +443,7 @@ class ReportSet:
                 if _is_input(self.out / name, self.inputs):  # kept because this run reads it, whatever its bytes
                     why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
-        digests = {n: sha256_file(self._staging / n) for n in self._names}
+        digests = {n: recorded[n][0] if n in recorded else sha256_file(self._staging / n) for n in self._names}
         self._record_digests(digests)
         narrow = self._set_mode(manifest)
         for name in self._names:  # a replaced report keeps its group, permission bits and ACL
@@ -443,13 +451,14 @@ class ReportSet:
         files = {n: e for n, e in manifest.items() if _lexists(self.out / n)}
         # before the moves, the manifest knows the new files as well as the old (a crash part-way leaves
         # files planner still recognises); after them, only what is there
-        sizes = {n: os.lstat(self._staging / n).st_size for n in self._names}
+        sizes = {n: recorded[n][1] if n in recorded else os.lstat(self._staging / n).st_size for n in self._names}
         during = {**files, **{n: _entry(self.set_name, digests[n], sizes[n], files.get(n), self.origin) for n in self._names}}
         from planner.core.moves import finish_removal
 
         done: list[Path] = []
         try:
             with held(self.guard):
+                check_staged(self, recorded)  # just before the moves: each the file planner made, unchanged
                 write_manifest(self.out, during, self.notes)
                 done = self._move(removed, manifest, digests)
                 self._committed = True  # the new set is in place, whole: nothing below undoes that

@@ -85,6 +85,82 @@ def made_files(mark: Path, ident: tuple[int, int] | None) -> dict[str, tuple[int
     return made
 
 
+def staged_records(mark: Path, ident: tuple[int, int] | None) -> dict[str, tuple[str, int, tuple[int, int]]]:
+    """What this run's own ``mark`` (device and inode as made: ``ident``; another file at its name is not read)
+    records of each complete staged report (:func:`record_file`, the latest line of a name): name -> (its SHA-256
+    as planner wrote it, its size in bytes, the device and inode of the file written). These are the bytes planner
+    wrote, never read back from the staged file, which another program may have swapped or edited since (h34a N1).
+    {} when the mark is not that file or cannot be read."""
+    recorded: dict[str, tuple[str, int, tuple[int, int]]] = {}
+    for item in _own_lines(mark, ident):
+        try:
+            (name, digest), = item["sha256"].items()
+            size = item["bytes"][name]
+            dev, ino = item["made"]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
+        if isinstance(name, str) and isinstance(digest, str) and all(type(v) is int for v in (size, dev, ino)):
+            recorded[name] = (digest, size, (dev, ino))
+    return recorded
+
+
+def _own_lines(mark: Path, ident: tuple[int, int] | None) -> list:
+    """The JSON lines after the header of the mark ``mark`` while it is the file ``ident`` (device, inode), opened
+    without following a link; [] otherwise."""
+    try:
+        fd = os.open(mark, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != ident or not stat.S_ISREG(st.st_mode):
+            return []
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            lines = fh.read(1 << 24).split(b"\n")[1:]
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    items = []
+    for line in lines:
+        try:
+            items.append(json.loads(line))
+        except (ValueError, RecursionError):
+            continue
+    return items
+
+
+def unchanged(path: Path, digest: str, size: int, ident: tuple[int, int]) -> str | None:
+    """Whether the staged report ``path`` is still the file planner made and wrote (h34a N1): opened without
+    following a link, it must be the file of device and inode ``ident``, ``size`` bytes long and of SHA-256
+    ``digest`` (hashed again through that descriptor). None when it is; else "removed" (no file of that name) or
+    "changed" (another file at that name, or other bytes in it).
+
+    Raises:
+        OSError: it cannot be opened or read for another reason.
+    """
+    import hashlib
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return "removed"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symbolic link put at its name
+            return "changed"
+        raise
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != tuple(ident) or not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            return "changed"
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        return None if h.hexdigest() == digest else "changed"
+    finally:
+        os.close(fd)
+
+
 def unlink_same(path: str | Path, ident: tuple[int, int] | None) -> bool:
     """Unlink ``path`` only while it is the file whose device and inode are ``ident`` (the file this run made
     there): opened without following a link (``O_PATH``, where Linux has it, so a file without read permission

@@ -1,0 +1,109 @@
+"""Issue 28, hostile pass 34 (report h34a): same-user races on planner's private folders.
+
+* h34a N1: a staged report swapped (renamed over) or edited in place by another program before the moves was
+  moved into place, said "Wrote", and its hash recorded in the manifest as planner's (plan, compare and
+  import-skypilot share :class:`planner.core.reportset.ReportSet`).
+* h34a N2: the staging folder renamed away and a link or another folder put at its name mid-run: planner wrote
+  its mark lines there (outside --out), even through a symlinked mark.
+* h34a N3: import-skypilot's check copy folder swapped for a link: its clean-up removed the files in the target.
+* h34a m9: a staged report removed by another program was said "was not written".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from planner.core import checkcopy
+from planner.core.atomic import write_text
+from planner.core.errors import OutputError
+from planner.core.manifest import MANIFEST
+from planner.core.reportset import STAGING_MARK, STAGING_PREFIX, ReportSet
+
+USER = "USER swapped\n"
+
+
+def _staging(out: Path) -> list[Path]:
+    return [p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX)]
+
+
+def _old_set(out: Path) -> None:
+    with ReportSet(out, set_name="plan r") as rs:
+        write_text(rs.path("r.csv"), "old csv\n")
+        write_text(rs.path("r.json"), "{}\n")
+        rs.commit()
+
+
+def _run(out: Path, meddle) -> OutputError:
+    """Write a new set into ``out``; ``meddle(staged_csv)`` acts as another program once both reports are staged,
+    before the commit. The error the commit raised."""
+    with pytest.raises(OutputError) as info:
+        with ReportSet(out, set_name="plan r") as rs:
+            write_text(rs.path("r.csv"), "new csv\n")
+            write_text(rs.path("r.json"), "[]\n")
+            meddle(rs._staging / "r.csv")
+            rs.commit()
+    return info.value
+
+
+# -- N1: a staged report swapped or edited before the moves ----------------------------------------------------------
+
+def _swap(staged: Path) -> None:  # another program renames its own file over the staged report
+    other = staged.with_name("zz")
+    other.write_text(USER)
+    os.rename(other, staged)
+
+
+def _edit(staged: Path) -> None:  # another program appends to the staged report in place (same inode)
+    with open(staged, "a") as fh:
+        fh.write("=cmd|' /C calc'!A0\n")
+
+
+@pytest.mark.parametrize("meddle", [_swap, _edit], ids=["swap", "edit"])
+def test_a_staged_report_changed_by_another_program_is_never_moved_or_adopted(tmp_path: Path, meddle) -> None:
+    out = tmp_path / "o"
+    _old_set(out)
+    before = (out / MANIFEST).read_bytes()
+    error = _run(out, meddle)
+    (folder,) = _staging(out)
+    assert str(error).startswith(f"{folder / 'r.csv'}: changed in the staging folder after planner wrote it, by "
+                                 "another program; it was left there, and nothing was changed in")
+    # nothing moved, the manifest untouched, the other program's file left where it is
+    assert (out / "r.csv").read_text() == "old csv\n" and (out / "r.json").read_text() == "{}\n"
+    assert (out / MANIFEST).read_bytes() == before
+    assert (folder / "r.csv").exists()
+    assert (folder / "r.csv").read_text() in (USER, "new csv\n=cmd|' /C calc'!A0\n")
+
+
+def test_the_manifest_records_the_bytes_planner_wrote_not_a_re_read(tmp_path: Path, monkeypatch) -> None:
+    # the hash recorded comes from the mark (the bytes written), not from sha256_file of the staged file:
+    # a re-read that lies would otherwise reach the manifest
+    import planner.core.reportset as reportset
+
+    monkeypatch.setattr(reportset, "sha256_file", lambda p: "0" * 64)
+    out = tmp_path / "o"
+    with ReportSet(out, set_name="plan r") as rs:
+        write_text(rs.path("r.csv"), "csv\n")
+        rs.commit()
+    entry = json.loads((out / MANIFEST).read_text())
+    # expected: sha256 of the 4 bytes "csv\n", as written
+    assert hashlib.sha256(b"csv\n").hexdigest() in json.dumps(entry)
+    assert "0" * 64 not in json.dumps(entry)
+
+
+# -- m9: a staged report removed by another program ----------------------------------------------------------------
+
+def test_a_staged_report_removed_by_another_program_is_said_so(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    _old_set(out)
+    error = _run(out, os.unlink)
+    assert str(error) == (f"{out / 'r.csv'}: planner wrote this report in its staging folder, but another program "
+                          f"removed it there before it was moved into place; nothing was changed in {out}. Check "
+                          "what writes there and run again.")
+    assert "was not written" not in str(error)
+    assert (out / "r.csv").read_text() == "old csv\n"
+

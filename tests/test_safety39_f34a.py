@@ -107,3 +107,57 @@ def test_a_staged_report_removed_by_another_program_is_said_so(tmp_path: Path) -
     assert "was not written" not in str(error)
     assert (out / "r.csv").read_text() == "old csv\n"
 
+
+# -- N3: import-skypilot's check copy swapped for a link -------------------------------------------------------------
+
+def _check_copy(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "td"))
+    (tmp_path / "td").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again (restored by monkeypatch)
+    copy = checkcopy.make_check_dir()
+    checkcopy.write_check_file(copy, "cloud.yaml", b"x: 1\n")
+    return copy
+
+
+def test_a_check_copy_swapped_for_a_link_is_never_followed(tmp_path: Path, monkeypatch) -> None:
+    copy = _check_copy(tmp_path, monkeypatch)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("precious\n")
+    (victim / "cloud.yaml").write_text("mine\n")
+    moved = tmp_path / "td" / "moved"
+    os.rename(copy, moved)
+    os.symlink(victim, copy)  # another program puts a link at the check copy's name
+    left = checkcopy.remove_check_dir(copy)
+    assert left is not None and left.startswith(f"Left {copy}: it is no longer the check copy folder this run made")
+    assert sorted(p.name for p in victim.iterdir()) == ["cloud.yaml", "precious.txt"]
+    assert copy.is_symlink() and (moved / "cloud.yaml").read_bytes() == b"x: 1\n"
+
+
+def test_a_check_copy_swapped_for_another_folder_is_left(tmp_path: Path, monkeypatch) -> None:
+    copy = _check_copy(tmp_path, monkeypatch)
+    os.rename(copy, tmp_path / "td" / "moved")
+    copy.mkdir(mode=0o700)  # another folder at its name, holding a file named as planner's
+    (copy / "cloud.yaml").write_text("mine\n")
+    left = checkcopy.remove_check_dir(copy)
+    assert left is not None and "no longer the check copy folder this run made" in left
+    assert (copy / "cloud.yaml").read_text() == "mine\n"
+
+
+def test_a_file_another_program_put_in_the_check_copy_is_left(tmp_path: Path, monkeypatch) -> None:
+    copy = _check_copy(tmp_path, monkeypatch)
+    (copy / "user.txt").write_text("mine\n")
+    (tmp_path / "zz").write_text("also mine\n")
+    os.rename(tmp_path / "zz", copy / "cloud.yaml")  # another file (a new inode) renamed over planner's
+    left = checkcopy.remove_check_dir(copy)
+    assert left is not None and "it holds cloud.yaml, user.txt, which this run did not put there" in left
+    assert (copy / "user.txt").read_text() == "mine\n" and (copy / "cloud.yaml").read_text() == "also mine\n"
+    assert not (copy / checkcopy.MARK).exists()  # its own mark went
+
+
+def test_a_check_copy_of_its_own_is_removed_whole(tmp_path: Path, monkeypatch) -> None:
+    copy = _check_copy(tmp_path, monkeypatch)
+    assert checkcopy.remove_check_dir(copy) is None
+    assert not os.path.lexists(copy)

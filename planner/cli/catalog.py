@@ -784,8 +784,8 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
                 except FileProblem as problem:
                     raise CatalogError(f"the overlay would not load, so nothing was written: {out / name}: "
                                        f"{problem.problem}", hint=problem.hint) from None
-                write_check_file(Path(tmp), name, data)
-            write_check_file(Path(tmp), "cloud.yaml", cloud_yaml.encode("utf-8"))
+                write_check_file(tmp, name, data)
+            write_check_file(tmp, "cloud.yaml", cloud_yaml.encode("utf-8"))
         except OSError as exc:  # a file-size limit, a full /tmp: the check copy, not standard output
             from planner.core.errors import OutputError
 
@@ -804,7 +804,9 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     finally:
         if tmp is not None:
             with held():  # removed whole: a stop signal landing here waits for it (h26a m1)
-                remove_check_dir(tmp)
+                left = remove_check_dir(tmp)
+            if left is not None:  # swapped for a link or another folder meanwhile: nothing there removed (h34a N3)
+                echo(f"Note: {left}", err=True)
 
 
 def _sweep_check_copies(mine: Any) -> None:

@@ -108,6 +108,69 @@ def test_a_staged_report_removed_by_another_program_is_said_so(tmp_path: Path) -
     assert (out / "r.csv").read_text() == "old csv\n"
 
 
+# -- N2: the staging folder swapped for a link or another folder mid-run ---------------------------------------------
+
+def _swap_folder(out: Path, staging: Path, victim: Path, *, link: bool) -> None:
+    """Another program renames the staging folder away and puts a link to ``victim`` (or a new folder) at its
+    name."""
+    os.rename(staging, out / "keep-staging")
+    if link:
+        os.symlink(victim, staging)
+    else:
+        staging.mkdir(mode=0o700)
+        (staging / "notes.txt").write_text("mine\n")
+
+
+@pytest.mark.parametrize("link", [True, False], ids=["link", "folder"])
+def test_nothing_is_written_through_a_swapped_staging_folder(tmp_path: Path, link: bool) -> None:
+    out, victim = tmp_path / "o", tmp_path / "victim"
+    victim.mkdir()
+    (victim / "target.txt").write_text("IMPORTANT\n")
+    (victim / STAGING_MARK).symlink_to("target.txt")  # a mark that is a link to a user file
+    with pytest.raises(OutputError) as info:
+        with ReportSet(out, set_name="plan r") as rs:
+            write_text(rs.path("r.csv"), "csv\n")
+            staging = rs._staging
+            _swap_folder(out, staging, victim, link=link)
+            write_text(rs.path("r.json"), "{}\n")  # the next report: never written there
+            rs.commit()
+    said = str(info.value)
+    assert said.startswith(f"{staging}: is no longer the staging folder this run made (")
+    assert "by another program)" in said and "nothing was changed in" in said
+    # the link's target and the user's file are untouched; no report went outside --out
+    assert sorted(p.name for p in victim.iterdir()) == [STAGING_MARK, "target.txt"]
+    assert (victim / "target.txt").read_text() == "IMPORTANT\n"
+    if not link:
+        assert sorted(p.name for p in staging.iterdir()) == ["notes.txt"]
+    assert not (out / "r.csv").exists() and not (out / "r.json").exists()
+
+
+def test_a_staging_folder_swapped_before_a_name_is_listed_gets_no_mark_line(tmp_path: Path) -> None:
+    # ReportSet.path() lists a name in the mark: through the folder and mark the run made, never by path
+    out, victim = tmp_path / "o", tmp_path / "victim"
+    victim.mkdir()
+    (victim / "target.txt").write_text("IMPORTANT\n")
+    (victim / STAGING_MARK).symlink_to("target.txt")
+    with pytest.raises(OutputError) as info:
+        with ReportSet(out, set_name="plan r") as rs:
+            staging = rs._staging
+            _swap_folder(out, staging, victim, link=True)
+            rs.path("r.csv")
+    assert str(info.value).startswith(f"{staging}: is no longer the staging folder this run made (")
+    assert (victim / "target.txt").read_text() == "IMPORTANT\n"  # nothing appended through the link
+
+
+def test_a_hand_made_mark_in_a_staging_named_folder_is_not_written_through(tmp_path: Path) -> None:
+    # a folder named as a staging folder whose mark does not name it (copied from another): refused
+    folder = tmp_path / (STAGING_PREFIX + "abcdefgh")
+    folder.mkdir(mode=0o700)
+    (folder / STAGING_MARK).write_text('planner staging folder 1\n{"folder": [1, 2]}\n')
+    with pytest.raises(OutputError) as info:
+        write_text(folder / "r.csv", "csv\n")
+    assert "its staging mark does not name this folder" in str(info.value)
+    assert sorted(p.name for p in folder.iterdir()) == [STAGING_MARK]
+
+
 # -- N3: import-skypilot's check copy swapped for a link -------------------------------------------------------------
 
 def _check_copy(tmp_path: Path, monkeypatch) -> Path:

@@ -29,22 +29,115 @@ def staging_mark(directory: Path) -> Path | None:
     return mark if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() else None
 
 
-def record(mark: Path, item: object) -> None:
-    """Append ``item`` to ``mark`` as one JSON line (closed, so flushed, before this returns).
+class StagingMoved(OSError):
+    """A report set's staging folder is no longer the folder the run made (renamed away, a link or another folder
+    put at its name), or its mark is not the mark the run made there (h34a N2): nothing is written there."""
+
+
+#: How the run names, in a staging folder's mark, the folder it made: the line after the header (h34a N2).
+FOLDER_KEY = "folder"
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_MARK_FLAGS = os.O_RDWR | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_folder(folder: Path, ident: tuple[int, int] | None = None) -> int:
+    """A descriptor of the staging ``folder``, opened without following a link; with ``ident``, checked to be the
+    folder of that device and inode (the one the run made).
+
+    Raises:
+        StagingMoved: a link, a file or another folder is at its name; OSError: it cannot be opened (ENOENT: gone).
+    """
+    try:
+        fd = os.open(folder, _DIR_FLAGS)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise StagingMoved(exc.errno, "a link or a file is at its name") from None
+        raise
+    st = os.fstat(fd)
+    if ident is not None and (st.st_dev, st.st_ino) != tuple(ident):
+        os.close(fd)
+        raise StagingMoved(errno.ESTALE, "another folder is at its name")
+    return fd
+
+
+def open_mark(folder_fd: int, ident: tuple[int, int] | None = None) -> int:
+    """A descriptor of the mark in the staging folder open as ``folder_fd``, for appending, opened without following
+    a link (never created here): with ``ident``, checked to be the mark of that device and inode (the one the run
+    made); without, checked to be a regular file of this user whose line after the header names that folder
+    (:data:`FOLDER_KEY`: its device and inode), as the run that made the folder wrote it.
+
+    Raises:
+        StagingMoved: no mark, or not the run's own; OSError: it cannot be read.
+    """
+    try:
+        fd = os.open(STAGING_MARK, _MARK_FLAGS, dir_fd=folder_fd)
+    except OSError as exc:
+        raise StagingMoved(exc.errno, "its staging mark is missing or is a link") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            raise StagingMoved(errno.ESTALE, "its staging mark is not planner's")
+        if ident is not None:
+            if (st.st_dev, st.st_ino) != tuple(ident):
+                raise StagingMoved(errno.ESTALE, "its staging mark is not the one this run made")
+            return fd
+        head = os.pread(fd, 4096, 0).split(b"\n")
+        folder = os.fstat(folder_fd)
+        try:
+            named = json.loads(head[1]) if len(head) > 2 else None
+        except ValueError:
+            named = None
+        if named != {FOLDER_KEY: [folder.st_dev, folder.st_ino]}:
+            raise StagingMoved(errno.ESTALE, "its staging mark does not name this folder")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_staging(directory: Path) -> tuple[int, int] | None:
+    """(folder descriptor, mark descriptor) of ``directory`` when its name is a report set's staging folder's
+    (:data:`STAGING_PREFIX`): the folder opened without following a link, its mark naming that very folder
+    (:func:`open_mark`); every write there then goes through the folder's descriptor (``dir_fd``), never by a path
+    another program could have pointed elsewhere (h34a N2). None for every other folder.
+
+    Raises:
+        StagingMoved: a link, a file, or a folder without the run's mark at its name; OSError: it cannot be opened.
+    """
+    if not Path(directory).name.startswith(STAGING_PREFIX):
+        return None
+    folder_fd = open_folder(Path(directory))
+    try:
+        return folder_fd, open_mark(folder_fd)
+    except BaseException:
+        os.close(folder_fd)
+        raise
+
+
+def record(mark: Path | int, item: object) -> None:
+    """Append ``item`` to ``mark`` (a path, or a descriptor opened for appending: :func:`open_staging`) as one JSON
+    line (closed, so flushed, before this returns).
 
     Raises:
         OSError: it cannot be written (a full disk, the folder removed meanwhile).
     """
-    with open(mark, "a", encoding="utf-8") as fh:
+    if isinstance(mark, int):
+        data = (json.dumps(item) + "\n").encode("utf-8")
+        while data:
+            data = data[os.write(mark, data):]
+        return
+    fd = os.open(mark, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(item) + "\n")
 
 
-def record_temp(mark: Path, tmp: str) -> None:
+def record_temp(mark: Path | int, tmp: str) -> None:
     """Record the temporary file ``tmp`` (a path; its name is recorded) before it is created. Raises OSError."""
     record(mark, {"tmp": os.path.basename(tmp)})
 
 
-def record_file(mark: Path, name: str, digest: str, size: int, made: tuple[int, int] | None = None) -> None:
+def record_file(mark: Path | int, name: str, digest: str, size: int, made: tuple[int, int] | None = None) -> None:
     """Record the complete staged report ``name`` (its SHA-256 ``digest`` and ``size`` in bytes) before it is
     renamed to that name; ``made``: the device and inode of the file written (the live run removes a staged
     report only while that name still holds that file: :func:`made_files`, :func:`unlink_same`). Raises OSError."""

@@ -224,3 +224,51 @@ def test_a_check_copy_of_its_own_is_removed_whole(tmp_path: Path, monkeypatch) -
     copy = _check_copy(tmp_path, monkeypatch)
     assert checkcopy.remove_check_dir(copy) is None
     assert not os.path.lexists(copy)
+
+
+def test_nothing_is_written_into_a_link_put_at_the_check_copys_name(tmp_path: Path, monkeypatch) -> None:
+    copy = _check_copy(tmp_path, monkeypatch)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    os.rename(copy, tmp_path / "td" / "moved")
+    os.symlink(victim, copy)
+    with pytest.raises(OSError):
+        checkcopy.write_check_file(copy, "gpus.yaml", b"gpus: []\n")
+    assert list(victim.iterdir()) == []  # no mark, no file written through the link
+
+
+def test_import_skypilot_says_a_check_copy_swapped_for_a_link_and_writes_nothing(tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "td"))
+    (tmp_path / "td").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("precious\n")
+    real = checkcopy.make_check_dir
+
+    def made_then_swapped():  # another program swaps the new check copy for a link to the victim at once
+        copy = real()
+        os.rename(copy, tmp_path / "td" / "moved")
+        os.symlink(victim, copy)
+        return copy
+
+    monkeypatch.setattr(checkcopy, "make_check_dir", made_then_swapped)
+    csv = tmp_path / "aws" / "vms.csv"
+    csv.parent.mkdir()
+    csv.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+                   "AvailabilityZone\ng5.xlarge,A10G,1,4,16,,1.006,0.45,us-east-1,us-east-1a\n")
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "ov")])
+    assert r.exit_code == 2, r.output
+    (copy,) = [p for p in (tmp_path / "td").iterdir() if p.is_symlink()]
+    assert f"Left {copy}: it is no longer the check copy folder this run made" in " ".join(r.stderr.split())
+    assert (f"Error: the overlay's check copy {copy} was replaced by a link or another folder during the run (by "
+            "another program)") in " ".join(r.stderr.split())
+    assert [p.name for p in victim.iterdir()] == ["precious.txt"]
+    assert not (tmp_path / "ov" / "cloud.yaml").exists()

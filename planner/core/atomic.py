@@ -494,6 +494,9 @@ def _new_temp(directory: Path, name: str, *, private: bool = False,
             before(tmp)
         try:
             if dir_fd is not None:
+                # the moves name it by path: a path over PATH_MAX is refused here, as an open by path would be
+                if len(os.fsencode(tmp)) >= _path_max_bytes(directory):
+                    raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), tmp)
                 return os.open(os.path.basename(tmp), flags, 0o644 if private else 0o666, dir_fd=dir_fd), tmp
             return os.open(tmp, flags, 0o644 if private else 0o666), tmp
         except FileExistsError:

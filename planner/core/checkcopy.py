@@ -62,9 +62,11 @@ def make_check_dir() -> CheckDir:
     """
     path = CheckDir(tempfile.mkdtemp(prefix=PREFIX))
     path.made = {}
-    st = os.lstat(path)
-    path.ident = (st.st_dev, st.st_ino)
     try:
+        fd = _open_own(path)  # a link put at its name at once is never taken for it
+        st = os.fstat(fd)
+        os.close(fd)
+        path.ident = (st.st_dev, st.st_ino)
         _write_mark(path, {}, os.O_CREAT | os.O_EXCL)
     except OSError:
         remove_check_dir(path)
@@ -75,7 +77,11 @@ def make_check_dir() -> CheckDir:
 def _write_mark(path: Path, files: dict[str, dict[str, object]], flags: int) -> None:
     """Write the mark of the check copy ``path``: this process and ``files``. Raises OSError."""
     doc = {"format": MARK_FORMAT, "pid": os.getpid(), "files": files}
-    fd = os.open(path / MARK, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | flags, 0o600)
+    folder = _open_own(path)
+    try:
+        fd = os.open(MARK, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | flags, 0o600, dir_fd=folder)
+    finally:
+        os.close(folder)
     _note_made(path, MARK, fd)
     try:
         data = json.dumps(doc, sort_keys=True).encode("ascii") + b"\n"
@@ -95,7 +101,11 @@ def write_check_file(path: Path, name: str, data: bytes) -> None:
     files = _mark_doc_files(path)
     files[name] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     _write_mark(path, files, 0)
-    fd = os.open(path / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    folder = _open_own(path)
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder)
+    finally:
+        os.close(folder)
     _note_made(path, name, fd)
     try:
         view = memoryview(data)
@@ -107,9 +117,33 @@ def write_check_file(path: Path, name: str, data: bytes) -> None:
 
 def _mark_doc_files(path: Path) -> dict[str, dict[str, object]]:
     """The files this run's mark in ``path`` records so far (a copy)."""
-    with open(path / MARK, "rb") as f:
+    folder = _open_own(path)
+    try:
+        fd = os.open(MARK, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+    finally:
+        os.close(folder)
+    with os.fdopen(fd, "rb") as f:
         doc = json.loads(f.read())
     return dict(doc.get("files") or {})
+
+
+def _open_own(path: Path) -> int:
+    """A descriptor of the check copy folder ``path``, opened without following a link and, for a
+    :class:`CheckDir` whose folder is known, checked to be the folder this run made (device and inode): every file
+    planner writes there goes through it, never into a folder another program put at that name (h34a N3).
+
+    Raises:
+        OSError: a link or a file is at its name (ELOOP, ENOTDIR), another folder (ESTALE), or it cannot be opened.
+    """
+    import errno
+
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    ident = getattr(path, "ident", None)
+    st = os.fstat(fd)
+    if ident is not None and (st.st_dev, st.st_ino) != ident:
+        os.close(fd)
+        raise OSError(errno.ESTALE, "another folder was put at the check copy's name", str(path))
+    return fd
 
 
 def _note_made(path: Path, name: str, fd: int) -> None:

@@ -16,19 +16,6 @@ STAGING_PREFIX = ".planner-staging-"
 STAGING_MARK = ".planner-staging"
 
 
-def staging_mark(directory: Path) -> Path | None:
-    """The mark of ``directory`` when it is a report set's staging folder (its name has :data:`STAGING_PREFIX` and
-    it holds a mark that is a regular file of this user); None otherwise (every other folder)."""
-    if not Path(directory).name.startswith(STAGING_PREFIX):
-        return None
-    mark = Path(directory) / STAGING_MARK
-    try:
-        st = os.lstat(mark)
-    except OSError:
-        return None
-    return mark if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() else None
-
-
 class StagingMoved(OSError):
     """A report set's staging folder is no longer the folder the run made (renamed away, a link or another folder
     put at its name), or its mark is not the mark the run made there (h34a N2): nothing is written there."""

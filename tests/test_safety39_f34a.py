@@ -272,3 +272,33 @@ def test_import_skypilot_says_a_check_copy_swapped_for_a_link_and_writes_nothing
             "another program)") in " ".join(r.stderr.split())
     assert [p.name for p in victim.iterdir()] == ["precious.txt"]
     assert not (tmp_path / "ov" / "cloud.yaml").exists()
+
+
+def test_import_skypilot_never_publishes_a_cloud_yaml_swapped_in_its_staging_folder(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    # N1 through import-skypilot (it shares ReportSet): the report's repro renamed a 13-byte file over the staged
+    # cloud.yaml; the import then said "Wrote" and listed it in the manifest
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    real = ReportSet.commit
+
+    def swapped_then_commit(self):
+        _swap(self._staging / "cloud.yaml")
+        return real(self)
+
+    monkeypatch.setattr(ReportSet, "commit", swapped_then_commit)
+    csv = tmp_path / "aws" / "vms.csv"
+    csv.parent.mkdir()
+    csv.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+                   "AvailabilityZone\ng5.xlarge,A10G,1,4,16,,1.006,0.45,us-east-1,us-east-1a\n")
+    out = tmp_path / "ov"
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(csv), "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    (folder,) = _staging(out)
+    assert (f"Error: {folder / 'cloud.yaml'}: changed in the staging folder after planner wrote it, by another "
+            "program") in " ".join(r.stderr.split())
+    assert "Wrote" not in r.output
+    assert not (out / "cloud.yaml").exists() and not (out / MANIFEST).exists()
+    assert (folder / "cloud.yaml").read_text() == USER

@@ -38,7 +38,7 @@ from planner.core.reportset import ReportSet
 rs = ReportSet(Path(sys.argv[1]), set_name="plan x").__enter__()
 write_text(rs.path("x.csv"), "a,b\\n")
 import planner.core.renames as renames
-renames.place_staged = lambda *args: os._exit(9)  # the staged report's rename, which never replaces (h33a N1)
+renames.place_staged = lambda *args, **kw: os._exit(9)  # the staged report's rename, which never replaces (h33a N1)
 write_text(rs.path("x.md"), "# x\\n")
 """
 
@@ -59,8 +59,10 @@ def _sha(data: bytes) -> str:
 def test_the_mark_records_each_temporary_and_each_complete_report_as_written(tmp_path: Path) -> None:
     folder = _killed_run(tmp_path / "o")
     (tmp,) = [p.name for p in folder.iterdir() if p.name.startswith(".x.md.")]
-    csv_tmp = json.loads(folder.joinpath(STAGING_MARK).read_text().splitlines()[2])["tmp"]
+    csv_tmp = json.loads(folder.joinpath(STAGING_MARK).read_text().splitlines()[3])["tmp"]
     lines = [json.loads(x) for x in folder.joinpath(STAGING_MARK).read_text().splitlines()[1:]]
+    st = os.lstat(folder)
+    assert lines.pop(0) == {"folder": [st.st_dev, st.st_ino]}  # the folder the run made (h34a N2)
     # the name, the temporary's name before it is made, the complete file's hash, size, device and inode (h33a N1)
     # before it takes its name: x.csv has its temporary's inode (renamed), x.md's temporary is still there
     made = {n: [os.lstat(folder / n).st_dev, os.lstat(folder / n).st_ino] for n in ("x.csv", tmp)}
@@ -161,13 +163,13 @@ def test_the_hash_is_recorded_before_the_report_takes_its_name_and_the_temporary
         seen.append(("temp", os.path.lexists(tmp)))  # not made yet
         real_temp(mark, tmp)
 
-    def place(src, dst) -> None:  # the staged report's rename, which never replaces (h33a N1)
+    def place(src, dst, **kw) -> None:  # the staged report's rename, which never replaces (h33a N1)
         if Path(dst).parent.name.startswith(STAGING_PREFIX):
             mark = (Path(dst).parent / STAGING_MARK).read_text()
             # the line's start: its device and inode ("made") follow (h33a N1)
             line = json.dumps({"sha256": {"a.md": _sha(b"hi\n")}, "bytes": {"a.md": 3}})[:-1] + ", \"made\": ["
             seen.append(("rename", line in mark))
-        real_place(src, dst)
+        real_place(src, dst, **kw)
 
     monkeypatch.setattr(stagerecord, "record_temp", record_temp)
     monkeypatch.setattr(renames, "place_staged", place)

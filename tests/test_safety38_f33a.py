@@ -92,9 +92,9 @@ def test_a_file_put_at_a_staged_reports_name_is_not_replaced(tmp_path: Path, mon
     _set(out, {"r.csv": "old csv\n"})
     real = renames.place_staged
 
-    def drop_then_place(src, dst):  # another program saves at the name the staged report is about to take
+    def drop_then_place(src, dst, **kw):  # another program saves at the name the staged report is about to take
         Path(dst).write_text(USER)
-        return real(src, dst)
+        return real(src, dst, **kw)
 
     monkeypatch.setattr(renames, "place_staged", drop_then_place)
     with pytest.raises(OutputError) as info:
@@ -167,6 +167,8 @@ def test_a_temporary_name_another_program_took_first_is_left(tmp_path: Path, mon
 
     def take_first(path, flags, *args, **kwargs):  # another program creates the name planner is about to open
         p = str(path)
+        if kwargs.get("dir_fd") is not None:  # a name in the staging folder, through its descriptor (h34a N2)
+            p = os.path.join(os.readlink(f"/proc/self/fd/{kwargs['dir_fd']}"), p)
         if p.endswith(".tmp") and STAGING_PREFIX in p and not taken:
             taken.append(Path(p))
             Path(p).write_text(USER)

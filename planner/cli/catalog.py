@@ -784,11 +784,18 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
                 except FileProblem as problem:
                     raise CatalogError(f"the overlay would not load, so nothing was written: {out / name}: "
                                        f"{problem.problem}", hint=problem.hint) from None
-                write_check_file(Path(tmp), name, data)
-            write_check_file(Path(tmp), "cloud.yaml", cloud_yaml.encode("utf-8"))
+                write_check_file(tmp, name, data)
+            write_check_file(tmp, "cloud.yaml", cloud_yaml.encode("utf-8"))
         except OSError as exc:  # a file-size limit, a full /tmp: the check copy, not standard output
+            import errno
+
             from planner.core.errors import OutputError
 
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ESTALE):  # a link or another folder at its name
+                raise OutputError(f"the overlay's check copy {tmp} was replaced by a link or another folder during "
+                                  f"the run (by another program), so nothing was written there or to "
+                                  f"{out / 'cloud.yaml'}. Check what writes in the temporary folder (TMPDIR) and "
+                                  "run again.") from None
             raise OutputError(f"the overlay's check copy in {tmp} could not be written ({exc.strerror or exc}), "
                               f"so nothing was written to {out / 'cloud.yaml'}. Free space in the temporary "
                               "folder (TMPDIR) or raise the file-size limit (ulimit -f).") from None
@@ -804,7 +811,9 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     finally:
         if tmp is not None:
             with held():  # removed whole: a stop signal landing here waits for it (h26a m1)
-                remove_check_dir(tmp)
+                left = remove_check_dir(tmp)
+            if left is not None:  # swapped for a link or another folder meanwhile: nothing there removed (h34a N3)
+                echo(f"Note: {left}", err=True)
 
 
 def _sweep_check_copies(mine: Any) -> None:

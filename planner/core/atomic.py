@@ -229,7 +229,8 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     are said in a line appended to ``notes``), set on the open temporary file before the rename: nothing is ever
     changed by path after it (a path another user swapped for a link in a shared folder). ``private``:
     the new file is made not writable by its group or others (``fchmod``, before the rename). In a report set's
-    staging folder (:func:`planner.core.stagerecord.staging_mark`), its mark records the temporary file's name before
+    staging folder (:func:`planner.core.stagerecord.open_staging`: through descriptors of the folder and of its mark
+    naming that folder, never by path; a folder no longer the run's is refused), its mark records the temporary file's name before
     it is made and the file's SHA-256 and size before the rename, so that a run killed at any instant leaves what
     the next run can tell it wrote.
 
@@ -251,23 +252,32 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     tmp_name = None
     tmp_id = None
     left: tuple[str, OSError] | None = None  # the temporary that could not be removed, and why
+    staging = None  # (folder fd, mark fd) of a report set's staging folder: every step there goes through them
     try:
         try:
+            from planner.core.stagerecord import StagingMoved, open_staging, record_file, record_temp
+
             try:
-                st = os.stat(path)
+                staging = open_staging(directory)
+            except StagingMoved as exc:  # swapped for a link or another folder mid-run (h34a N2): nothing written
+                raise OutputError(f"{directory}: is no longer the staging folder this run made ({exc.strerror}: moved "
+                                  "away, or replaced by a link or another folder, by another program); "
+                                  f"{path.name} was not written there, and nothing was changed in "
+                                  f"{directory.parent}. Check what writes there and run again.") from None
+            dir_fd, mark = (None, None) if staging is None else staging
+            try:
+                st = os.stat(path.name, dir_fd=dir_fd) if dir_fd is not None else os.stat(path)
             except FileNotFoundError:
                 st = None
             if st is not None and stat.S_ISDIR(st.st_mode):
                 raise DestinationError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
             if st is not None:
                 refuse_read_only(path, st)
-            from planner.core.stagerecord import record_file, record_temp, staging_mark
-
             # in a report set's staging folder, its mark records the temporary's name before it is made, and the
             # report's SHA-256, size, device and inode before it takes its name: what a killed run left is removed by
-            # them alone, and what the live run removes is the file it made (h33a N1, N4)
-            mark = staging_mark(directory)
-            fd, tmp_name = _new_temp(directory, path.name, private=private,
+            # them alone, and what the live run removes is the file it made (h33a N1, N4); all of it through the
+            # descriptors of the folder and the mark the run made (h34a N2)
+            fd, tmp_name = _new_temp(directory, path.name, private=private, dir_fd=dir_fd,
                                      before=None if mark is None else (lambda t: record_temp(mark, t)))
             made = os.fstat(fd)
             tmp_id: tuple[int, int] | None = (made.st_dev, made.st_ino)  # removed on failure only while it is that file
@@ -303,7 +313,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
                 try:
                     from planner.core.renames import place_staged
 
-                    place_staged(Path(tmp_name), path)
+                    place_staged(Path(tmp_name), path, dir_fd=dir_fd)
                 except FileExistsError:
                     # named where it is (the staging folder stays, with it), not by where the report was going
                     raise OutputError(f"{path}: another program created a file of that name in planner's staging folder "
@@ -316,7 +326,10 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
             else:
                 tmp_id = None  # from here the temporary may hold the file swapped out: removed by name, as before
                 tmp_name = _replace_expected(Path(tmp_name), path, expect, None if private else copied, notes)
-            fsync_dir(directory)
+            if dir_fd is not None:
+                os.fsync(dir_fd)
+            else:
+                fsync_dir(directory)
         except OSError as exc:
             if exc.errno == errno.ENAMETOOLONG:  # the temporary beside it is longer than the name: PATH_MAX or NAME_MAX
                 raise path_too_long(shown_path(path), exc, directory) from None
@@ -348,6 +361,9 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         if left is not None:
             _say_left(failing, *left)
         raise
+    finally:
+        for held_fd in staging or ():
+            os.close(held_fd)
     return path
 
 
@@ -453,7 +469,7 @@ def _path_max_bytes(directory: Path) -> int:
 
 
 def _new_temp(directory: Path, name: str, *, private: bool = False,
-              before: Callable[[str], None] | None = None) -> tuple[int, str]:
+              before: Callable[[str], None] | None = None, dir_fd: int | None = None) -> tuple[int, str]:
     """Create a new, empty temporary file beside ``name`` in ``directory``: (open fd, path).
 
     Opened as a plain ``open()`` would create it (mode 0o666, which the kernel reduces by the
@@ -464,7 +480,8 @@ def _new_temp(directory: Path, name: str, *, private: bool = False,
     kernel reduces 0o644 by the umask or, where the folder has a default ACL, by that ACL (acl(5), "Object
     creation and default ACLs"), as it does a report (h23a m2). The name is hidden and random, as
     :func:`tempfile.mkstemp` makes it. ``before``: called with each name before the file is created (a report
-    set's staging mark records it: planner.core.stagemark).
+    set's staging mark records it: planner.core.stagemark). ``dir_fd``: a descriptor of ``directory``, through
+    which the file is created (a report set's staging folder: never by a path another program redirected).
 
     Raises:
         OSError: the directory cannot be written (FileExistsError after 100 taken names); as ``before`` raises.
@@ -476,6 +493,11 @@ def _new_temp(directory: Path, name: str, *, private: bool = False,
         if before is not None:
             before(tmp)
         try:
+            if dir_fd is not None:
+                # the moves name it by path: a path over PATH_MAX is refused here, as an open by path would be
+                if len(os.fsencode(tmp)) >= _path_max_bytes(directory):
+                    raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), tmp)
+                return os.open(os.path.basename(tmp), flags, 0o644 if private else 0o666, dir_fd=dir_fd), tmp
             return os.open(tmp, flags, 0o644 if private else 0o666), tmp
         except FileExistsError:
             continue

@@ -43,14 +43,30 @@ MARK_FORMAT = "planner overlay check copy 1"
 STALE_SECONDS = 10 * 60
 
 
-def make_check_dir() -> Path:
-    """A new check copy folder (mode 0700) holding the mark (:data:`MARK`), in the temporary folder.
+class CheckDir(type(Path())):  # type: ignore[misc]
+    """The path of a check copy this run made, with what it made there (h34a N3): :attr:`ident`, the folder's
+    device and inode as made, and :attr:`made`, name -> device and inode of each file it created there (the
+    mark among them). Its clean-up (:func:`remove_check_dir`) removes only those, through a descriptor of that
+    folder."""
+
+    ident: tuple[int, int] | None = None
+    made: dict[str, tuple[int, int]]
+
+
+def make_check_dir() -> CheckDir:
+    """A new check copy folder (mode 0700) holding the mark (:data:`MARK`), in the temporary folder; its device
+    and inode, and its mark's, are kept on the path given back (:class:`CheckDir`).
 
     Raises:
         OSError: the folder or its mark cannot be made (the folder is removed again where it was made).
     """
-    path = Path(tempfile.mkdtemp(prefix=PREFIX))
+    path = CheckDir(tempfile.mkdtemp(prefix=PREFIX))
+    path.made = {}
     try:
+        fd = _open_own(path)  # a link put at its name at once is never taken for it
+        st = os.fstat(fd)
+        os.close(fd)
+        path.ident = (st.st_dev, st.st_ino)
         _write_mark(path, {}, os.O_CREAT | os.O_EXCL)
     except OSError:
         remove_check_dir(path)
@@ -61,7 +77,12 @@ def make_check_dir() -> Path:
 def _write_mark(path: Path, files: dict[str, dict[str, object]], flags: int) -> None:
     """Write the mark of the check copy ``path``: this process and ``files``. Raises OSError."""
     doc = {"format": MARK_FORMAT, "pid": os.getpid(), "files": files}
-    fd = os.open(path / MARK, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | flags, 0o600)
+    folder = _open_own(path)
+    try:
+        fd = os.open(MARK, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | flags, 0o600, dir_fd=folder)
+    finally:
+        os.close(folder)
+    _note_made(path, MARK, fd)
     try:
         data = json.dumps(doc, sort_keys=True).encode("ascii") + b"\n"
         while data:
@@ -80,7 +101,12 @@ def write_check_file(path: Path, name: str, data: bytes) -> None:
     files = _mark_doc_files(path)
     files[name] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     _write_mark(path, files, 0)
-    fd = os.open(path / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    folder = _open_own(path)
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder)
+    finally:
+        os.close(folder)
+    _note_made(path, name, fd)
     try:
         view = memoryview(data)
         while view:
@@ -91,29 +117,94 @@ def write_check_file(path: Path, name: str, data: bytes) -> None:
 
 def _mark_doc_files(path: Path) -> dict[str, dict[str, object]]:
     """The files this run's mark in ``path`` records so far (a copy)."""
-    with open(path / MARK, "rb") as f:
+    folder = _open_own(path)
+    try:
+        fd = os.open(MARK, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+    finally:
+        os.close(folder)
+    with os.fdopen(fd, "rb") as f:
         doc = json.loads(f.read())
     return dict(doc.get("files") or {})
 
 
-def remove_check_dir(path: Path) -> None:
-    """Remove the check copy ``path``: the files in it, then its mark, then the folder (the mark goes last, so a
-    copy that a SIGKILL cut short keeps the mark that lets a later run remove it). What cannot be removed is left."""
-    import shutil
+def _open_own(path: Path) -> int:
+    """A descriptor of the check copy folder ``path``, opened without following a link and, for a
+    :class:`CheckDir` whose folder is known, checked to be the folder this run made (device and inode): every file
+    planner writes there goes through it, never into a folder another program put at that name (h34a N3).
 
+    Raises:
+        OSError: a link or a file is at its name (ELOOP, ENOTDIR), another folder (ESTALE), or it cannot be opened.
+    """
+    import errno
+
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    ident = getattr(path, "ident", None)
+    st = os.fstat(fd)
+    if ident is not None and (st.st_dev, st.st_ino) != ident:
+        os.close(fd)
+        raise OSError(errno.ESTALE, "another folder was put at the check copy's name", str(path))
+    return fd
+
+
+def _note_made(path: Path, name: str, fd: int) -> None:
+    """Note the device and inode of the file ``name`` this run just made (open as ``fd``) in its check copy
+    ``path`` (a :class:`CheckDir`; another path notes nothing)."""
+    made = getattr(path, "made", None)
+    if made is not None:
+        st = os.fstat(fd)
+        made[name] = (st.st_dev, st.st_ino)
+
+
+def remove_check_dir(path: Path) -> str | None:
+    """Remove this run's check copy ``path`` (a :class:`CheckDir`): the files it made there, then its mark, then
+    the folder (the mark goes last, so a copy that a SIGKILL cut short keeps the mark that lets a later run remove
+    it). All through a descriptor of the folder opened without following a link and checked to be the folder it
+    made (device and inode), each file unlinked only while it is the file this run made (device and inode): a
+    link or another folder put at its name, or a file another program put in it, is never followed or removed
+    (h34a N3). Returns None when the copy is gone, else the line saying what was left and why.
+    """
+    from planner.core.names import escape_unsafe
+
+    ident, made = getattr(path, "ident", None), getattr(path, "made", None)
+    shown = escape_unsafe(str(path))
     try:
-        names = os.listdir(path)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
     except OSError:
-        names = []
-    for name in sorted(names, key=lambda n: n == MARK):  # the mark last
-        try:
-            os.unlink(path / name)
-        except OSError:
-            pass
+        return (f"Left {shown}: it is no longer the check copy folder this run made (a link or another file was "
+                "put at its name), so planner removed nothing there; check it and remove it yourself.")
+    left: list[str] = []
     try:
-        os.rmdir(path)
+        st = os.fstat(fd)
+        if ident is not None and (st.st_dev, st.st_ino) != ident:
+            return (f"Left {shown}: it is no longer the check copy folder this run made (replaced or moved by "
+                    "another program), so planner removed nothing there; check it and remove it yourself.")
+        names = os.listdir(fd)
+        for name in sorted(names, key=lambda n: n == MARK):  # the mark last
+            try:
+                f = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if made is not None and made.get(name) != (f.st_dev, f.st_ino):
+                    left.append(name)  # not a file this run made there
+                    continue
+                os.unlink(name, dir_fd=fd)
+            except OSError:
+                left.append(name)
     except OSError:
-        shutil.rmtree(path, ignore_errors=True)  # something not a plain file in it: never planner's, but it made it
+        return f"Left {shown}: it could not be read, so planner removed nothing more there."
+    finally:
+        os.close(fd)
+    if left:
+        return (f"Left {shown}: it holds {', '.join(escape_unsafe(n) for n in sorted(left)[:5])}, which this run did "
+                "not put there (or could not remove), so planner removed only its own files; check it and remove "
+                "it yourself.")
+    try:
+        now = os.lstat(path)
+        if ident is None or (now.st_dev, now.st_ino) == ident:
+            os.rmdir(path)  # only ever an empty folder
+    except OSError:
+        pass
+    return None
 
 
 def sweep_stale(folder: Path, allowed: Iterable[str], *, keep: Path | None = None,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from planner.core import renames
 from planner.core.access import carry_back, recheck_after_swap, recheck_gained
 from planner.core.atomic import KEPT_MODE_BITS, _acl_of, own_file_sha256 as _sha256
 from planner.core.errors import OutputError
+from planner.core.stagerecord import unchanged
 
 
 class Changed(Exception):
@@ -161,6 +163,56 @@ def _take_away(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Mo
     moves.steps.append(("taken", name, backup))
     if _sha256(backup) not in manifest.get(name, {}).get("sha256", []):
         raise Changed(name, what=_what_came_out(backup))
+
+
+def same_staging(rs: Any) -> None:
+    """Refuse to go on when the staging folder is no longer the one this run made (device and inode as made:
+    renamed away, a link or another folder put at its name, h34a N2).
+
+    Raises:
+        OutputError: saying so; nothing was changed in the output folder.
+    """
+    assert rs._staging is not None
+    try:
+        now = os.lstat(rs._staging)
+        same = stat.S_ISDIR(now.st_mode) and (now.st_dev, now.st_ino) == rs._staging_id
+    except OSError:
+        same = False
+    if not same:
+        raise OutputError(f"{rs._staging}: is no longer the staging folder this run made (moved away, or "
+                          "replaced by a link or another folder, by another program); nothing was changed in "
+                          f"{rs.out}. Check what writes there and run again.")
+
+def check_staged(rs: Any, recorded: dict[str, tuple[str, int, tuple[int, int]]]) -> None:
+    """Check, just before the moves, that each staged report is the file planner made (device and inode as its
+    mark records) and holds the bytes planner wrote (size, then SHA-256 through a descriptor opened without
+    following a link): a file another program swapped in or edited there is never moved into place, said as
+    planner's, or recorded in the manifest (h34a N1). A report no writer of planner's recorded is not judged.
+
+    Raises:
+        OutputError: one line naming the file, which is left where it is; nothing was changed in the output
+            folder.
+    """
+    assert rs._staging is not None
+    same_staging(rs)
+    for name in rs._names:
+        if name not in recorded:
+            continue
+        digest, size, ident = recorded[name]
+        try:
+            what = unchanged(rs._staging / name, digest, size, ident)
+        except OSError as exc:
+            raise OutputError(f"{rs._staging / name}: cannot be read to check it is the report planner wrote "
+                              f"({exc.strerror or exc}); nothing was changed in {rs.out}.") from None
+        if what == "removed":
+            raise OutputError(f"{rs.out / name}: planner wrote this report in its staging folder, but another "
+                              "program removed it there before it was moved into place; nothing was changed in "
+                              f"{rs.out}. Check what writes there and run again.")
+        if what is not None:
+            rs.made[name] = None  # type: ignore[assignment]  (not planner's file now: left, never removed)
+            raise OutputError(f"{rs._staging / name}: changed in the staging folder after planner wrote it, by "
+                              f"another program; it was left there, and nothing was changed in {rs.out}. "
+                              "Check what writes there and run again.")
 
 
 def _taken(backup: Path) -> OutputError:

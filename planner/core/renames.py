@@ -50,13 +50,18 @@ def _renameat2():
     return fn
 
 
-def _call(src: Path, dst: Path, flags: int) -> bool:
+def _call(src: Path, dst: Path, flags: int, dir_fd: int | None = None) -> bool:
+    """``renameat2`` of ``src`` to ``dst`` with ``flags``; with ``dir_fd``, both are names in the folder open as
+    that descriptor."""
     fn = _renameat2()
     if fn is None:
         return False
     import ctypes
 
-    if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
+    at = _AT_FDCWD if dir_fd is None else dir_fd
+    if dir_fd is not None:
+        src, dst = Path(os.path.basename(src)), Path(os.path.basename(dst))
+    if fn(at, os.fsencode(src), at, os.fsencode(dst), flags) == 0:
         return True
     err = ctypes.get_errno()
     if err in _UNSUPPORTED:
@@ -103,14 +108,34 @@ def place_new(src: Path, dst: Path, *, rename: bool = True) -> None:
     os.unlink(src)
 
 
-def place_staged(src: Path, dst: Path) -> None:
+def place_staged(src: Path, dst: Path, *, dir_fd: int | None = None) -> None:
     """Give the staged file ``src`` the name ``dst`` without replacing a file there (:func:`place_new`); on a
     file system that can neither rename without replacing nor make hard links (link(2): EPERM, ENOTSUP), a plain
     rename once ``dst`` is found free (a file made in the instant between is that fallback's known limit).
+    ``dir_fd``: a descriptor of the staging folder both are in, through which every step goes (h34a N2).
 
     Raises:
         FileExistsError: ``dst`` exists; OSError: the rename failed otherwise.
     """
+    if dir_fd is not None:
+        a, b = os.path.basename(src), os.path.basename(dst)
+        if _call(Path(a), Path(b), RENAME_NOREPLACE, dir_fd):
+            return
+        try:
+            os.link(a, b, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+            os.unlink(a, dir_fd=dir_fd)
+            return
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK):
+                raise
+        try:
+            os.stat(b, dir_fd=dir_fd, follow_symlinks=False)
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(dst))
+        except FileNotFoundError:
+            os.replace(a, b, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return
     try:
         place_new(src, dst)
     except FileExistsError:

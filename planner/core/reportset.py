@@ -22,7 +22,9 @@ that empties it, else it is left and said (:attr:`ReportSet.notes`); the previou
 there (``N.old``) are listed in the mark before they are made. The live run's own staging folder is cleared
 of the files that run made alone, each known by its device and inode as made and checked just before the unlink
 (:func:`planner.core.stagerecord.clear_own`), never by a name's pattern: another program's file there is left, and
-said by that run (h33a N1, N4). Planner's own temporary manifests
+said by that run (h33a N1, N4). Every write there goes through descriptors of the folder and mark the run made,
+and just before the moves each staged report is checked to be the file planner made, holding the bytes it wrote
+(the hash the manifest records: h34a N1, N2). Planner's own temporary manifests
 (``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
 start of one: :func:`planner.core.manifest.is_manifest_tmp`) are removed and said; another file of that name is kept and said.
 Never removed as a leftover: a file that is this run's own standard output or error (by device and inode: a
@@ -99,7 +101,9 @@ from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
 from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, clear_staging,
                                     made_by_mkdtemp, named_here, own_stream)
-from planner.core.stagerecord import clear_own
+from planner.core.stagerecord import (FOLDER_KEY, StagingMoved, clear_own, open_folder, open_mark, record,
+                                      staged_records)
+from planner.core.moves import check_staged, same_staging
 
 # the staging mark and the cleanup that goes by it (planner.core.stagemark), under the names tests and modules use
 _NO_MARK, _NOT_REMOVED, _MARK_HEADER, _TMP, _OLD = NO_MARK, NOT_REMOVED, MARK_HEADER, TMP, OLD
@@ -203,12 +207,18 @@ class ReportSet:
                 self._clear_dead_staging()
                 try:
                     self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out))
-                    made = os.lstat(self._staging)
-                    self._staging_id = (made.st_dev, made.st_ino)
                     enc = recorded_encoding()  # the names' encoding, where it is not UTF-8 (h25a m2)
-                    with open(self._staging / STAGING_MARK, "xb") as fh:
-                        fh.write(_MARK_HEADER + (json.dumps(enc).encode("ascii") + b"\n" if enc else b""))
-                        made = os.fstat(fh.fileno())
+                    folder_fd = open_folder(self._staging)  # the mark made through the folder's descriptor (h34a N2)
+                    try:
+                        made = os.fstat(folder_fd)
+                        self._staging_id = (made.st_dev, made.st_ino)
+                        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+                        with os.fdopen(os.open(STAGING_MARK, flags, 0o666, dir_fd=folder_fd), "wb") as fh:
+                            fh.write(_MARK_HEADER + json.dumps({FOLDER_KEY: list(self._staging_id)}).encode("ascii")
+                                     + b"\n" + (json.dumps(enc).encode("ascii") + b"\n" if enc else b""))
+                            made = os.fstat(fh.fileno())
+                    finally:
+                        os.close(folder_fd)
                     self._mark_id = (made.st_dev, made.st_ino)
                 except OSError as exc:
                     if exc.errno == errno.ENAMETOOLONG:
@@ -334,8 +344,7 @@ class ReportSet:
         """List ``name`` in the staging folder's mark: a later run removes only the files listed there."""
         assert self._staging is not None
         try:
-            with open(self._staging / STAGING_MARK, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(name) + "\n")
+            self._append(name)
             self._recorded.append(name)
         except OSError as exc:
             if exc.errno == errno.ENOENT and not os.path.isdir(self._staging):  # rm -rf or mv from another shell
@@ -345,6 +354,30 @@ class ReportSet:
             hint = f" {full_hint(exc, self.out)}" if disk_full(exc) else ""
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).{hint}") from None
 
+    def _append(self, item: object) -> None:
+        """Append ``item`` to this run's mark, through a descriptor of the folder it made and of the mark it made
+        there (device and inode checked; no link followed, nothing created): never to a file at those names that
+        another program put there (h34a N2).
+
+        Raises:
+            OutputError: the folder or mark is no longer the run's; OSError: the write failed.
+        """
+        assert self._staging is not None
+        try:
+            folder_fd = open_folder(self._staging, self._staging_id)
+            try:
+                mark_fd = open_mark(folder_fd, self._mark_id)
+            finally:
+                os.close(folder_fd)
+        except StagingMoved as exc:
+            raise OutputError(f"{self._staging}: is no longer the staging folder this run made ({exc.strerror}: moved "
+                              "away, or replaced by a link or another folder, by another program); nothing was "
+                              f"changed in {self.out}. Check what writes there and run again.") from None
+        try:
+            record(mark_fd, item)
+        finally:
+            os.close(mark_fd)
+
     def _record_digests(self, digests: dict[str, str]) -> None:
         """List the SHA-256 of each staged file in the staging folder's mark (one JSON object line,
         ``{"sha256": {name: hex}}``), before the moves: a run killed during them may leave a user's file, swapped
@@ -352,8 +385,7 @@ class ReportSet:
         one planner recorded (:func:`_clear_staging`). Raises OutputError (nothing moved) when it cannot."""
         assert self._staging is not None
         try:
-            with open(self._staging / STAGING_MARK, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"sha256": digests}) + "\n")
+            self._append({"sha256": digests})
         except OSError as exc:
             hint = f" {full_hint(exc, self.out)}" if disk_full(exc) else ""
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}); "
@@ -398,7 +430,14 @@ class ReportSet:
         if self._staging is None or self._committed:
             raise RuntimeError("ReportSet.commit() outside its with block, or twice")
         self._same_folder()
+        same_staging(self)
+        # what planner wrote, as its mark recorded it when each report was complete: never re-read (h34a N1)
+        recorded = staged_records(self._staging / STAGING_MARK, self._mark_id)
         missing = [n for n in self._names if not (self._staging / n).is_file()]
+        if missing and missing[0] in recorded:  # written, then removed there by another program (h34a m9)
+            raise OutputError(f"{self.out / missing[0]}: planner wrote this report in its staging folder, but another "
+                              "program removed it there before it was moved into place; nothing was changed in "
+                              f"{self.out}. Check what writes there and run again.")
         if missing:
             raise OutputError(f"{self.out / missing[0]}: was not written; nothing was changed in {self.out}.")
         manifest = read_manifest(self.out)
@@ -438,7 +477,7 @@ class ReportSet:
                 if _is_input(self.out / name, self.inputs):  # kept because this run reads it, whatever its bytes
                     why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
-        digests = {n: sha256_file(self._staging / n) for n in self._names}
+        digests = {n: recorded[n][0] if n in recorded else sha256_file(self._staging / n) for n in self._names}
         self._record_digests(digests)
         narrow = self._set_mode(manifest)
         for name in self._names:  # a replaced report keeps its group, permission bits and ACL
@@ -446,13 +485,14 @@ class ReportSet:
         files = {n: e for n, e in manifest.items() if _lexists(self.out / n)}
         # before the moves, the manifest knows the new files as well as the old (a crash part-way leaves
         # files planner still recognises); after them, only what is there
-        sizes = {n: os.lstat(self._staging / n).st_size for n in self._names}
+        sizes = {n: recorded[n][1] if n in recorded else os.lstat(self._staging / n).st_size for n in self._names}
         during = {**files, **{n: _entry(self.set_name, digests[n], sizes[n], files.get(n), self.origin) for n in self._names}}
         from planner.core.moves import finish_removal
 
         done: list[Path] = []
         try:
             with held(self.guard):
+                check_staged(self, recorded)  # just before the moves: each the file planner made, unchanged
                 write_manifest(self.out, during, self.notes)
                 done = self._move(removed, manifest, digests)
                 self._committed = True  # the new set is in place, whole: nothing below undoes that

@@ -6,6 +6,8 @@ so flushed) before the step it records:
 
 * ``"NAME"``: a name the run writes or keeps there (a report, a previous report ``<i>.old``), listed when the run
   first asks for it;
+* ``{"folder": [DEV, INO]}``: the device and inode of the folder the run made, the line after the header: a
+  write into the folder goes through its descriptor only while the mark there names that folder (h34a N2);
 * ``{"encoding": ENC}``: the file-system encoding of a run not under UTF-8;
 * ``{"tmp": ".NAME.XXXXXXXX.tmp"}``: the exact temporary file :func:`planner.core.atomic.write_bytes` is about to
   create there (recorded before it is created: :func:`record_temp`);
@@ -36,7 +38,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from planner.core.atomic import own_file_sha256
-from planner.core.stagerecord import STAGING_MARK, STAGING_PREFIX
+from planner.core.stagerecord import FOLDER_KEY, STAGING_MARK, STAGING_PREFIX
 from planner.core.manifest import DEFAULT_NAME_ENCODING, MANIFEST, MANIFEST_MAX_BYTES, fs_encoding, name_encoding
 
 #: The first line of a staging folder's mark; the entries follow, one JSON value a line.
@@ -160,6 +162,8 @@ def _read_mark(data: bytes) -> tuple[set[str], set[str], set[str], bool, str]:
             enc = name_encoding(x["encoding"], listed)
             if enc is None:
                 raise ValueError
+        elif isinstance(x, dict) and set(x) == {FOLDER_KEY}:  # the folder the run made (h34a N2): nothing listed
+            continue
         elif isinstance(x, dict) and set(x) == {"tmp"}:
             # only a name as planner.core.atomic makes one for a listed report ('.NAME.XXXXXXXX.tmp', NAME cut to
             # fit), never any other name a hand-made mark lists (h32a N1: {"tmp": "my-notes.txt"})

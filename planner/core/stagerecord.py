@@ -16,35 +16,115 @@ STAGING_PREFIX = ".planner-staging-"
 STAGING_MARK = ".planner-staging"
 
 
-def staging_mark(directory: Path) -> Path | None:
-    """The mark of ``directory`` when it is a report set's staging folder (its name has :data:`STAGING_PREFIX` and
-    it holds a mark that is a regular file of this user); None otherwise (every other folder)."""
+class StagingMoved(OSError):
+    """A report set's staging folder is no longer the folder the run made (renamed away, a link or another folder
+    put at its name), or its mark is not the mark the run made there (h34a N2): nothing is written there."""
+
+
+#: How the run names, in a staging folder's mark, the folder it made: the line after the header (h34a N2).
+FOLDER_KEY = "folder"
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_MARK_FLAGS = os.O_RDWR | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_folder(folder: Path, ident: tuple[int, int] | None = None) -> int:
+    """A descriptor of the staging ``folder``, opened without following a link; with ``ident``, checked to be the
+    folder of that device and inode (the one the run made).
+
+    Raises:
+        StagingMoved: a link, a file or another folder is at its name; OSError: it cannot be opened (ENOENT: gone).
+    """
+    try:
+        fd = os.open(folder, _DIR_FLAGS)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise StagingMoved(exc.errno, "a link or a file is at its name") from None
+        raise
+    st = os.fstat(fd)
+    if ident is not None and (st.st_dev, st.st_ino) != tuple(ident):
+        os.close(fd)
+        raise StagingMoved(errno.ESTALE, "another folder is at its name")
+    return fd
+
+
+def open_mark(folder_fd: int, ident: tuple[int, int] | None = None) -> int:
+    """A descriptor of the mark in the staging folder open as ``folder_fd``, for appending, opened without following
+    a link (never created here): with ``ident``, checked to be the mark of that device and inode (the one the run
+    made); without, checked to be a regular file of this user whose line after the header names that folder
+    (:data:`FOLDER_KEY`: its device and inode), as the run that made the folder wrote it.
+
+    Raises:
+        StagingMoved: no mark, or not the run's own; OSError: it cannot be read.
+    """
+    try:
+        fd = os.open(STAGING_MARK, _MARK_FLAGS, dir_fd=folder_fd)
+    except OSError as exc:
+        raise StagingMoved(exc.errno, "its staging mark is missing or is a link") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            raise StagingMoved(errno.ESTALE, "its staging mark is not planner's")
+        if ident is not None:
+            if (st.st_dev, st.st_ino) != tuple(ident):
+                raise StagingMoved(errno.ESTALE, "its staging mark is not the one this run made")
+            return fd
+        head = os.pread(fd, 4096, 0).split(b"\n")
+        folder = os.fstat(folder_fd)
+        try:
+            named = json.loads(head[1]) if len(head) > 2 else None
+        except ValueError:
+            named = None
+        if named != {FOLDER_KEY: [folder.st_dev, folder.st_ino]}:
+            raise StagingMoved(errno.ESTALE, "its staging mark does not name this folder")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_staging(directory: Path) -> tuple[int, int] | None:
+    """(folder descriptor, mark descriptor) of ``directory`` when its name is a report set's staging folder's
+    (:data:`STAGING_PREFIX`): the folder opened without following a link, its mark naming that very folder
+    (:func:`open_mark`); every write there then goes through the folder's descriptor (``dir_fd``), never by a path
+    another program could have pointed elsewhere (h34a N2). None for every other folder.
+
+    Raises:
+        StagingMoved: a link, a file, or a folder without the run's mark at its name; OSError: it cannot be opened.
+    """
     if not Path(directory).name.startswith(STAGING_PREFIX):
         return None
-    mark = Path(directory) / STAGING_MARK
+    folder_fd = open_folder(Path(directory))
     try:
-        st = os.lstat(mark)
-    except OSError:
-        return None
-    return mark if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() else None
+        return folder_fd, open_mark(folder_fd)
+    except BaseException:
+        os.close(folder_fd)
+        raise
 
 
-def record(mark: Path, item: object) -> None:
-    """Append ``item`` to ``mark`` as one JSON line (closed, so flushed, before this returns).
+def record(mark: Path | int, item: object) -> None:
+    """Append ``item`` to ``mark`` (a path, or a descriptor opened for appending: :func:`open_staging`) as one JSON
+    line (closed, so flushed, before this returns).
 
     Raises:
         OSError: it cannot be written (a full disk, the folder removed meanwhile).
     """
-    with open(mark, "a", encoding="utf-8") as fh:
+    if isinstance(mark, int):
+        data = (json.dumps(item) + "\n").encode("utf-8")
+        while data:
+            data = data[os.write(mark, data):]
+        return
+    fd = os.open(mark, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(item) + "\n")
 
 
-def record_temp(mark: Path, tmp: str) -> None:
+def record_temp(mark: Path | int, tmp: str) -> None:
     """Record the temporary file ``tmp`` (a path; its name is recorded) before it is created. Raises OSError."""
     record(mark, {"tmp": os.path.basename(tmp)})
 
 
-def record_file(mark: Path, name: str, digest: str, size: int, made: tuple[int, int] | None = None) -> None:
+def record_file(mark: Path | int, name: str, digest: str, size: int, made: tuple[int, int] | None = None) -> None:
     """Record the complete staged report ``name`` (its SHA-256 ``digest`` and ``size`` in bytes) before it is
     renamed to that name; ``made``: the device and inode of the file written (the live run removes a staged
     report only while that name still holds that file: :func:`made_files`, :func:`unlink_same`). Raises OSError."""
@@ -83,6 +163,82 @@ def made_files(mark: Path, ident: tuple[int, int] | None) -> dict[str, tuple[int
         if isinstance(name, str) and type(dev) is int and type(ino) is int:
             made[name] = (dev, ino)
     return made
+
+
+def staged_records(mark: Path, ident: tuple[int, int] | None) -> dict[str, tuple[str, int, tuple[int, int]]]:
+    """What this run's own ``mark`` (device and inode as made: ``ident``; another file at its name is not read)
+    records of each complete staged report (:func:`record_file`, the latest line of a name): name -> (its SHA-256
+    as planner wrote it, its size in bytes, the device and inode of the file written). These are the bytes planner
+    wrote, never read back from the staged file, which another program may have swapped or edited since (h34a N1).
+    {} when the mark is not that file or cannot be read."""
+    recorded: dict[str, tuple[str, int, tuple[int, int]]] = {}
+    for item in _own_lines(mark, ident):
+        try:
+            (name, digest), = item["sha256"].items()
+            size = item["bytes"][name]
+            dev, ino = item["made"]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
+        if isinstance(name, str) and isinstance(digest, str) and all(type(v) is int for v in (size, dev, ino)):
+            recorded[name] = (digest, size, (dev, ino))
+    return recorded
+
+
+def _own_lines(mark: Path, ident: tuple[int, int] | None) -> list:
+    """The JSON lines after the header of the mark ``mark`` while it is the file ``ident`` (device, inode), opened
+    without following a link; [] otherwise."""
+    try:
+        fd = os.open(mark, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != ident or not stat.S_ISREG(st.st_mode):
+            return []
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            lines = fh.read(1 << 24).split(b"\n")[1:]
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    items = []
+    for line in lines:
+        try:
+            items.append(json.loads(line))
+        except (ValueError, RecursionError):
+            continue
+    return items
+
+
+def unchanged(path: Path, digest: str, size: int, ident: tuple[int, int]) -> str | None:
+    """Whether the staged report ``path`` is still the file planner made and wrote (h34a N1): opened without
+    following a link, it must be the file of device and inode ``ident``, ``size`` bytes long and of SHA-256
+    ``digest`` (hashed again through that descriptor). None when it is; else "removed" (no file of that name) or
+    "changed" (another file at that name, or other bytes in it).
+
+    Raises:
+        OSError: it cannot be opened or read for another reason.
+    """
+    import hashlib
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return "removed"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symbolic link put at its name
+            return "changed"
+        raise
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != tuple(ident) or not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            return "changed"
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        return None if h.hexdigest() == digest else "changed"
+    finally:
+        os.close(fd)
 
 
 def unlink_same(path: str | Path, ident: tuple[int, int] | None) -> bool:

@@ -163,13 +163,14 @@ def test_an_out_of_range_price_of_300_digits_is_cut(tmp_path: Path) -> None:
 
 # -- m7: the spot price against on-demand, by the digits; a row left out not counted -------------------------------
 
-def test_a_spot_price_below_on_demand_by_its_digits_is_an_offer(tmp_path: Path) -> None:
-    # 0.99999999999999999999 < 1.0 as written, though both are the float 1.0
+def test_a_spot_price_below_on_demand_only_past_float_precision_is_no_offer(tmp_path: Path) -> None:
+    # 0.99999999999999999999 < 1.0 as written, but both are the float 1.0, so it would be written equal to on-demand:
+    # no offer since h34b m1 (h33b m7 had kept it as an offer, written 1.0 beside usd_per_hour 1.0)
     path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,0.99999999999999999999,us-east-1,use1-az1,x86_64", G6)
     res = import_file(path)
-    assert res.spot_above_lines == []
+    assert res.spot_above_lines == ["2"]
     g5 = next(r for r in res.rows if r.id == "aws-g5-xlarge")
-    assert g5.spot_usd_per_hour == 1.0  # the float of its digits
+    assert g5.spot_usd_per_hour is None
 
 
 def test_a_spot_price_equal_by_its_digits_is_no_offer(tmp_path: Path) -> None:

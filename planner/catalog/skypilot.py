@@ -11,7 +11,8 @@ gcp        InstanceType, vCPUs, MemoryGiB, AcceleratorName, AcceleratorCount, Gp
            AvailabilityZone, Price, SpotPrice: a VM row (InstanceType given) prices the host (CPU
            and RAM) and a GPU row (InstanceType empty, AcceleratorName and AcceleratorCount given)
            the GPUs of the same zone; an instance costs its VM row plus the GPU row of its
-           accelerator and count (which machine type carries which is SkyPilot's
+           accelerator and count, joined case-blind (h34b N3); a GPU row without an on-demand price (0,
+  empty or below the catalog's floor by its digits) prices nothing, h34b N2 (which machine type carries which is SkyPilot's
            ``_ACC_INSTANCE_TYPE_DICTS`` in ``sky/catalog/gcp_catalog.py``, REF:SKY-GCP-CODE)
 azure      InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price,
            SpotPrice, Region, Generation (v6 also; no zone column)
@@ -31,7 +32,10 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
   reason and the line of its first row (h22b M1);
 * several rows describe one instance type: one per region and zone. The region is the cheapest
   US region by on-demand price, unless ``region`` names one; a zone's price is its on-demand
-  price (GCP: VM + GPU row of that zone). Ties between regions at one on-demand price (AWS
+  price (GCP: VM + GPU row of that zone), and a region's its cheapest zone's (zones that differ are
+  said in the entry's notes, h34b N5). Every row priced of one instance type, in any zone or region,
+  gives it the same GPU, GPU count, vCPUs and memory, or the file is refused naming both lines (an
+  instance type is one machine; h34b N5: one zone's hardware was written with another's price). Ties between regions at one on-demand price (AWS
   g6.xlarge: $0.8048 in us-east-1, us-east-2 and us-west-2) go to the region with the lowest
   spot price of its regular zones (us-east-2, $0.2599: the same on-demand bill, cheaper spot
   capacity), then the first by name (deterministic, whatever the file's row order). Rows that
@@ -40,8 +44,9 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
   '1.006' and '1.0060', h20b M1); with different figures, the accelerator and its count among them (h20b N1),
   the file is refused (a vms.csv lists one row per instance type and zone, so a conflict means a
   damaged or hand-edited file, and neither figure can be trusted);
-* spot: zones whose spot price is below on-demand (a spot price no lower than on-demand is no
-  spot capacity); ``spot_usd_per_hour`` is the lowest of the region's regular zones (AWS local
+* spot: zones whose spot price is below on-demand, by its digits and by the float written (a spot
+  price no lower than on-demand is no spot capacity, nor one below it only past the float's precision,
+  which would be written equal to it, h34b m1); ``spot_usd_per_hour`` is the lowest of the region's regular zones (AWS local
   zones such as ``use1-atl2-az1`` are left out of it) and ``spot_usd_per_hour_range`` the lowest
   and highest of all its zones, written only when they differ;
 * ids are ``<provider>-<instance type>`` in lower case with ``_`` and ``.`` turned into ``-``;
@@ -91,8 +96,8 @@ from planner.catalog.cloud import region_case
 from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, is_whole, read_rows)
-from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, _check_duplicates, _first_foreign, _num,
-                                          _row_gpu, _Zone, _zones, gpu_id, instance_key, spot_below)
+from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, OverlayGpuNames, _check_duplicates,
+                                          _first_foreign, _num, _row_gpu, _Zone, _zones, gpu_id, instance_key, spot_below)
 from planner.catalog.skypilot_result import Imported, ImportResult
 from planner.core.names import unsafe_problem
 
@@ -198,11 +203,21 @@ def is_us(provider: str, region: str) -> bool:
     return bool(_US_REGION.fullmatch(region.lower())) and "gov" not in region.lower()
 
 
-def overlay_gpu_names(gpus: Iterable[Any], shipped: Iterable[str]) -> dict[str, str]:
-    """The GPUs of ``gpus`` whose ids ``shipped`` lacks (an overlay's own), as lower-case id and name -> id, for
-    :func:`import_file`'s ``gpu_names``: a row whose AcceleratorName is one of them names that GPU (h21a m5)."""
+def overlay_gpu_names(gpus: Iterable[Any], shipped: Iterable[str]) -> OverlayGpuNames:
+    """The GPUs of ``gpus`` whose ids ``shipped`` lacks (an overlay's own), by exact id, exact name and both in lower
+    case (:class:`planner.catalog.skypilot_rows.OverlayGpuNames`), for :func:`import_file`'s ``gpu_names``: a row
+    whose AcceleratorName is one of them names that GPU (h21a m5): its exact id first, then its exact name, then
+    either case-blind only where one GPU fits; a name fitting several is left out naming them (h34b N4)."""
     old = set(shipped)
-    return {key: g.id for g in gpus if g.id not in old for key in (g.name.strip().lower(), g.id.lower())}
+    own = [g for g in gpus if g.id not in old]
+    names: dict[str, tuple[str, ...]] = {}
+    lower: dict[str, tuple[str, ...]] = {}
+    for g in own:
+        names[g.name.strip()] = names.get(g.name.strip(), ()) + (g.id,)
+        for key in {g.name.strip().lower(), g.id.lower()}:
+            if g.id not in lower.get(key, ()):
+                lower[key] = lower.get(key, ()) + (g.id,)
+    return OverlayGpuNames(ids={g.id: g.id for g in own}, names=names, lower=lower)
 
 
 def _case_lines(provider: str, rows: Iterable[Mapping[str, str]], kept: set[str]) -> list[str]:
@@ -236,7 +251,7 @@ def slug(provider: str, instance: str) -> str:
 
 
 def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, cap: int, source: str,
-               as_of: str, names: Mapping[str, str] | None = None) -> Callable[[dict[str, str], int], None] | None:
+               as_of: str, names: OverlayGpuNames | None = None) -> Callable[[dict[str, str], int], None] | None:
     """The size cap counted while a file is read: each instance type with a GPU the catalog knows adds the
     least bytes its overlay entry can take (:func:`least_entry_bytes`), once; the reading stops with
     ImportProblem at the row where their sum passes ``cap``, rather than once every row has been priced.
@@ -295,7 +310,7 @@ def _loader_cap() -> int:
 
 
 def import_file(path: Path, *, provider: str | None = None, region: str | None = None,
-                gpu_ids: Iterable[str] | None = None, gpu_names: Mapping[str, str] | None = None,
+                gpu_ids: Iterable[str] | None = None, gpu_names: OverlayGpuNames | None = None,
                 max_bytes: int | None = None, source: str = "",
                 as_of: str = "", check_rows: bool = True) -> ImportResult:
     """The instance rows of one SkyPilot ``vms.csv`` (see the module docstring).
@@ -304,8 +319,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
         provider: one of :data:`PROVIDERS` (default: :func:`detect_provider`).
         region: take this region rather than the cheapest US one.
         gpu_ids: the catalog's GPU ids (a GPU outside them is skipped; None: no check).
-        gpu_names: an overlay's own GPUs by lower-case id and name (:func:`overlay_gpu_names`), matched when the
-            alias table knows no GPU of that name.
+        gpu_names: an overlay's own GPUs by id and name (:func:`overlay_gpu_names`), matched when the alias
+            table knows no GPU of that name.
         max_bytes: the most bytes the overlay's entries of this file may take (default: the catalog
             loader's cap on one file, :data:`planner.core.infile.MAX_FILE_BYTES`, 20 MiB): once the
             rows kept are sure to take more, the file is refused at once rather than after checking
@@ -360,7 +375,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     result = ImportResult(rows_read=rows_read)
     dropped: dict[str, list[tuple[str, str]]] = {}
     cells: dict[str, dict[str, str]] = {}  # instance key -> its counts and memory as written (h21b M4)
-    zones, meta, lines = _zones(provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names)
+    zones, meta, lines = _zones(path, provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names)
     for inst in sorted(no_gpu):
         key = instance_key(provider, inst)
         result.skipped.setdefault(spelled.setdefault(key, inst), f"line {no_gpu[inst][0]}: no GPU")  # h22b M1
@@ -528,7 +543,8 @@ def _imported_problem(row: Imported, written: Mapping[str, str] | None = None) -
         return f"{said.get('gpu_count') or row.gpu_count} GPUs, outside the catalog's 1 to 64"
     if not 1 <= row.vcpus <= 4096:
         return f"{said.get('vcpus') or row.vcpus} vCPUs, outside the catalog's 1 to 4096"
-    if not MIN_MEMORY_BYTES <= row.memory_gib * 2**30 <= MAX_HOST_MEMORY_BYTES:
+    if not MIN_MEMORY_BYTES <= row.memory_gib * 2**30 <= MAX_HOST_MEMORY_BYTES or \
+            _memory_beyond(said.get("memory", ""), MIN_MEMORY_BYTES, MAX_HOST_MEMORY_BYTES):
         return (f"memory {said.get('memory') or _memory_text(row.memory_gib)} GiB, outside the catalog's "
                 f"{MIN_MEMORY_BYTES / 2**30:g} to {MAX_HOST_MEMORY_BYTES / 2**30:g} GiB")
     prices = [row.usd_per_hour, row.spot_usd_per_hour, *(row.spot_usd_per_hour_range or ())]
@@ -538,6 +554,18 @@ def _imported_problem(row: Imported, written: Mapping[str, str] | None = None) -
     if low < MIN_USD_PER_HOUR:
         return f"an hourly price of {low:g} USD/h, less than any real one (at least {MIN_USD_PER_HOUR:g} USD/h)"
     return None
+
+
+def _memory_beyond(text: str, low: int, high: int) -> bool:
+    """Whether a MemoryGiB cell's digits (``text``) are outside ``low`` to ``high`` bytes, whatever float they round
+    to (h34b N1: '0.24999999999999999999' read as 0.25 GiB and '65536.0000000000001' as 65536 were written as the
+    bounds); False for no digits Decimal reads (the float is judged)."""
+    from decimal import Decimal
+
+    from planner.core.units import written_decimal
+
+    exact = written_decimal(text)
+    return exact is not None and not Decimal(low) / 2**30 <= exact <= Decimal(high) / 2**30
 
 
 def _spot_zones(zs: Sequence[_Zone]) -> tuple[list[_Zone], list[_Zone]]:
@@ -624,6 +652,10 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
             f"Region {region}. Derived: {cheapest.parts}"
         spot_zone = min(regular, key=lambda z: z.spot) if regular else None  # type: ignore[arg-type, return-value]
         notes.append(text + (f"; spot {spot_zone.spot_parts}." if spot_zone is not None else "; no spot price."))
+    dearest = max(z.price for z in rz)
+    if dearest > price:  # the region's price is its cheapest zone's (module docstring), said (h34b N5)
+        notes.append(f"Zones of {best} differ in on-demand price (${price:g} to ${dearest:g}); the lowest is "
+                     "written.")
     local = [z.zone for z in spots if _AWS_LOCAL_ZONE.match(z.zone)]
     if local and rng is not None and lo is not None and lo < (spot or lo):
         notes.append(f"The low end of the spot range is from local zone {', '.join(sorted(set(local)))}, not a "

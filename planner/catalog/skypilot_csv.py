@@ -347,6 +347,14 @@ def _check_header(path: Path, header: Sequence[str]) -> None:
             raise ImportProblem(f"{path}: line 1: the header names column {_quoted(c)} twice (columns {first[c] + 1} "
                                 f"and {i + 1}), so which one holds the value cannot be told")
         first[c] = i
+    by_lower: dict[str, int] = {}
+    for i, c in enumerate(header):  # 'AvailabilityZone' and 'availabilityzone': the second was ignored (h34b m2)
+        j = by_lower.setdefault(c.lower(), i)
+        if j != i and c:
+            raise ImportProblem(f"{path}: line 1: the header names column {_quoted(header[j])} twice, differing only "
+                                f"in case (columns {j + 1} and {i + 1}: {_quoted(c)}), so which one holds the value "
+                                "cannot be told", hint="Remove the column SkyPilot does not write, then import the "
+                                                       "file again.")
 
 
 #: The columns a vms.csv may have besides :data:`REQUIRED_COLUMNS` that the importer reads (its layouts,
@@ -356,7 +364,7 @@ OPTIONAL_COLUMNS = ("GpuInfo", "AvailabilityZone", "Arch", "Generation")
 
 def _check_near_misses(path: Path, header: Sequence[str]) -> None:
     """Refuse a header that names a column close to an optional column it lacks (:data:`OPTIONAL_COLUMNS`:
-    'Availabilityzone' or 'Zone' for 'AvailabilityZone', planner.core.errors.close_matches), as a required column's
+    'Availabilityzone', 'Zone' or its initials 'AZ' (h34b m2) for 'AvailabilityZone', planner.core.errors.close_matches), as a required column's
     slip is (:func:`_header_hint`): that column would otherwise be ignored without a word, and its data blamed
     (h33b m9: the zones of 'Availabilityzone' were not read, so two zones' rows were told to conflict).
 
@@ -372,7 +380,9 @@ def _check_near_misses(path: Path, header: Sequence[str]) -> None:
     for i, col in enumerate(header):
         if not col or col in known:
             continue
-        near = close_matches(col, absent, n=1)
+        # 'AZ' for 'AvailabilityZone': the initials of its words (h34b m2), as close_matches does not find them
+        near = close_matches(col, absent, n=1) or [c for c in absent if len(col) > 1 and col.lower() == "".join(
+            w[0] for w in re.findall(r"[A-Z][a-z]*", c)).lower()][:1]
         if near:
             raise ImportProblem(f"{path}: line 1: column {i + 1} is {_quoted(col)}: SkyPilot writes {_quoted(near[0])}, "
                                 "and the importer reads a column by its exact name, so this one would be ignored",

@@ -157,28 +157,73 @@ def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str,
     return catalog_gpu_id(provider, instance, accelerator, gpu_info, by_lower)
 
 
+@dataclass(frozen=True)
+class OverlayGpuNames:
+    """An overlay's own GPUs (``--catalog OV``; ids the shipped catalog lacks) as an AcceleratorName may name them
+    (planner.catalog.skypilot.overlay_gpu_names builds it): by exact id, by exact ``name``, and by either in lower
+    case, each -> the ids it fits. :meth:`match` gives the GPUs a name fits, best first (h34b N4: a name fitting
+    several, one GPU's name being another's id or two names differing only in case, went to the last listed)."""
+
+    ids: Mapping[str, str]
+    names: Mapping[str, tuple[str, ...]]
+    lower: Mapping[str, tuple[str, ...]]
+
+    def values(self) -> list[str]:
+        """The overlay GPUs' ids (as a dict of names -> ids gives them)."""
+        return list(self.ids.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.ids)
+
+    def match(self, acc: str) -> tuple[str, ...]:
+        """The ids ``acc`` (an AcceleratorName, blanks around it dropped) fits: the GPU whose id it is exactly,
+        else those whose name it is exactly, else those whose id or name it is in lower case; () for none. More
+        than one: it names none of them surely (the caller leaves its row out, naming them)."""
+        text = acc.strip()
+        if text in self.ids:
+            return (self.ids[text],)
+        return self.names.get(text) or self.lower.get(text.lower(), ())
+
+
 def _row_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None,
-             names: Mapping[str, str] | None, by_lower: Mapping[str, tuple[str, ...]] | None = None) -> str | None:
+             names: OverlayGpuNames | None, by_lower: Mapping[str, tuple[str, ...]] | None = None) -> str | None:
     """A row's catalog GPU id, or None: the alias table's (:func:`gpu_id`; ``by_lower`` its names by lower case,
-    planner.catalog.aliases.aliases_by_lower, built once per import), else an overlay GPU's that ``names``
-    gives for ``acc`` (its id or name, case-blind: :func:`overlay_gpu_names`); one outside ``known`` is None."""
+    planner.catalog.aliases.aliases_by_lower, built once per import), else the one overlay GPU that ``names``
+    gives for ``acc`` (:meth:`OverlayGpuNames.match`; None where it fits several); one outside ``known`` is None."""
     gid = gpu_id(provider, inst, acc, info, by_lower)
     if gid is None and names:
-        gid = names.get(acc.strip().lower())
+        fits = names.match(acc)
+        gid = fits[0] if len(fits) == 1 else None
     return None if gid is None or (known is not None and gid not in known) else gid
 
 
+def _several_gpus(acc: str, names: OverlayGpuNames | None) -> str | None:
+    """Why a row's AcceleratorName names no GPU surely: it fits several of the overlay's GPUs (h34b N4); None
+    when it fits one or none (or the alias table knows it, which the caller checks first)."""
+    fits = names.match(acc) if names else ()
+    if len(fits) < 2:
+        return None
+    return (f"GPU {_quoted(acc.strip())} fits several of the --catalog overlay's GPUs ({', '.join(sorted(fits))}) "
+            "by id or name, case-blind, and none exactly, so which one it is cannot be told; give those GPUs "
+            "names that differ in more than case")
 
-def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult, gpu_ids: Iterable[str] | None,
-           spelled: dict[str, str], dropped: dict[str, list[tuple[str, str]]] | None = None,
-           cells: dict[str, dict[str, str]] | None = None, names: Mapping[str, str] | None = None
+
+
+def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult,
+           gpu_ids: Iterable[str] | None, spelled: dict[str, str], dropped: dict[str, list[tuple[str, str]]] | None = None,
+           cells: dict[str, dict[str, str]] | None = None, names: OverlayGpuNames | None = None
            ) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
     """Each instance type's zones (:class:`_Zone`), its (GPU id, count, vCPUs, memory) and first CSV line, keyed by
     :func:`instance_key`; a row that prices nothing is told in ``result.skipped`` under the instance type as the
     file first writes it (``spelled``, filled here), and kept in ``dropped`` (instance key -> its (line, reason)
     rows), so that one left out beside a row of its instance type that is kept is still counted (h20b N2). ``cells``
     gets each instance type's AcceleratorCount, vCPUs and MemoryGiB as the row its figures are read from writes
-    them (:func:`_imported_problem`'s ``written``)."""
+    them (:func:`_imported_problem`'s ``written``).
+
+    Raises:
+        ImportProblem: two priced rows of one instance type, in any zones or regions, give it different hardware
+            (:func:`_same_hardware`, h34b N5).
+    """
     known = set(gpu_ids) if gpu_ids is not None else None
     drops: dict[str, list[tuple[str, str]]] = {} if dropped is None else dropped
     by_lower = aliases_by_lower()  # once per import, not per row
@@ -192,6 +237,7 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
     lines: dict[str, str] = {}  # an instance type's first row
     gpu_rows = _gcp_gpu_rows(rows, result) if provider == "gcp" else {}
     unpriced: dict[str, tuple[str, str, str]] = {}  # GCP: a machine type's first row whose zone has no GPU row
+    first_rows: dict[str, Mapping[str, str]] = {}  # an instance type's first priced row, whose hardware the rest match
     for r in rows:
         raw = (r.get("InstanceType") or "").strip()
         if not raw:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
@@ -221,8 +267,10 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
                 continue
         gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names, by_lower)
         if gid is None:
-            leave(inst, shown, r["_line"],
-                  f"line {r['_line']}: " + _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known))
+            several = None if gpu_id(provider, inst, acc, r.get("GpuInfo") or "", by_lower) else \
+                _several_gpus(acc, names)
+            leave(inst, shown, r["_line"], f"line {r['_line']}: " +
+                  (several or _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known)))
             continue
         if not (r.get("Region") or "").strip():  # no place to list it in: said, as a row of no GPU is (h23b M2)
             leave(inst, shown, r["_line"],
@@ -233,13 +281,22 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
         zone = (r.get("AvailabilityZone") or "").strip()
         parts = spot_parts = ""
         if provider == "gcp":
-            g_price, g_spot, g_texts = gpu_rows.get((acc, count, r["Region"], zone), (None, None, ("", "")))
-            if g_price is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3)
+            # case-blind, as the rows are compared (h34b N3: 'a100', 'US-CENTRAL1' found no GPU row)
+            g_row = gpu_rows.get((acc.lower(), count, r["Region"].strip().lower(), zone.lower()))
+            if g_row is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3)
                 unpriced.setdefault(inst, (r["_line"], f"{acc} x{count}", zone or r["Region"]))
                 continue
-            parts = f"VM {price:g} + {acc}x{count} {g_price:g}" if price is not None else ""
+            g_price, g_spot, g_texts, g_line = g_row
+            if not g_price or _below_floor(g_price, g_texts[0], g_texts[0]):  # h34b N2: added as 0 before
+                said = _quoted(g_texts[0]) if g_texts[0] else "empty"
+                leave(inst, shown, r["_line"], f"line {r['_line']}: its {acc} x{count} GPU row (line {g_line}) has "
+                                               f"no on-demand price ({said}: 0, empty or below the catalog's floor, "
+                                               f"{MIN_USD_PER_HOUR:g} USD/h), so the GPUs would be priced at 0")
+                continue
+            parts = f"VM {_digits(price, price_text)} + {acc}x{count} {_digits(g_price, g_texts[0])}" \
+                if price is not None else ""
             if price is not None and spot is not None and g_spot is not None:
-                spot_parts = f"{spot:g} + {g_spot:g}"
+                spot_parts = f"{_digits(spot, spot_text)} + {_digits(g_spot, g_texts[1])}"
                 spot = round(spot + g_spot, 6)
             else:
                 spot = None
@@ -257,7 +314,10 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
         if not price:
             leave(inst, shown, r["_line"], f"line {r['_line']}: no on-demand price (0 or empty)")
             continue
-        meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
+        hardware = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
+        _same_hardware(path, provider, inst, r, hardware, meta.get(inst), first_rows)
+        meta[inst] = hardware
+        first_rows.setdefault(inst, r)
         if cells is not None:
             cells[inst] = {"vcpus": (r.get("vCPUs") or "").strip(), "memory": (r.get("MemoryGiB") or "").strip(),
                            **({} if provider == "gcp" else {"gpu_count": (r.get("AcceleratorCount") or "").strip()})}
@@ -271,6 +331,46 @@ def _zones(provider: str, rows: Sequence[Mapping[str, str]], result: ImportResul
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
                                              "its other rows' zones, to add to the VM row's price")
     return zones, meta, lines
+
+
+def _same_hardware(path: Path, provider: str, inst: str, r: Mapping[str, str], hardware: tuple[str, int, int, float],
+                   first: tuple[str, int, int, float] | None, first_rows: Mapping[str, Mapping[str, str]]) -> None:
+    """Refuse the file where row ``r`` of instance type ``inst`` gives it other hardware (GPU, GPU count, vCPUs,
+    memory; the counts and memory by value as written, '16' and '16.0' one) than its first priced row, in whatever
+    zone or region: an instance type is one machine, so one of the two rows is wrong, and the overlay would write
+    one row's hardware with another's price (h34b N5: an H100 x8 written at an A10G zone's $1/h).
+
+    Raises:
+        ImportProblem: naming both lines, the column and the two values as written; hint: re-download the file.
+    """
+    if first is None:
+        return
+    other = first_rows[inst]
+    diff = None
+    if hardware[0] != first[0]:
+        diff = "AcceleratorName"
+    elif hardware[1] != first[1]:
+        diff = "AcceleratorCount"
+    else:
+        texts = [tuple((x.get(c) or "").strip() for c in ("vCPUs", "MemoryGiB")) for x in (r, other)]
+        if texts[0] == texts[1]:  # the same digits: the same figures (most rows; no number read again)
+            return
+        diff = next((c for c in ("vCPUs", "MemoryGiB")
+                     if _as_read(provider, r).get(c, "") != _as_read(provider, other).get(c, "")), None)
+    if diff is None:
+        return
+    shown = (other.get("InstanceType") or "").strip()
+    where = [f"{(x.get('Region') or '').strip()} {(x.get('AvailabilityZone') or '').strip()}".strip()
+             for x in (other, r)]
+    if diff in ("AcceleratorName", "AcceleratorCount"):
+        values = [f"{(x.get('AcceleratorName') or '').strip()} x{(x.get('AcceleratorCount') or '').strip()}"
+                  for x in (other, r)]
+    else:
+        values = [(x.get(diff) or "").strip() for x in (other, r)]
+    raise ImportProblem(f"{path}: lines {other['_line']} and {r['_line']}, column {diff}: two rows of {shown} "
+                        f"({where[0]}; {where[1]}) give {_quoted(values[0])} and {_quoted(values[1])}; an instance "
+                        "type is one machine in every zone and region, so neither row can be trusted",
+                        hint="Re-download the file (catalogs/v8/<provider>/vms.csv), then import it again.")
 
 
 def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str:
@@ -287,25 +387,38 @@ def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] 
 
 
 def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult
-                  ) -> dict[tuple[str, int, str, str], tuple[float | None, float | None, tuple[str, str]]]:
-    """GCP's GPU rows (an accelerator, no machine type): (accelerator, count, region, zone) -> (on-demand, spot)
-    price of the GPUs, which a machine type's row of that zone adds to its VM price (module docstring), and the
-    two as written."""
-    gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None, tuple[str, str]]] = {}
+                  ) -> dict[tuple[str, int, str, str], tuple[float | None, float | None, tuple[str, str], str]]:
+    """GCP's GPU rows (an accelerator, no machine type): (accelerator, count, region, zone), the texts in lower
+    case (h34b N3) -> (on-demand, spot) price of the GPUs, which a machine type's row of that zone adds to its VM
+    price (module docstring), the two as written, and the row's line."""
+    gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None, tuple[str, str], str]] = {}
     for r in rows:
         if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
             count = int(_num(r["AcceleratorCount"]) or 0)
             spot = _spot(r, result)
-            gpu_rows[(r["AcceleratorName"].strip(), count, r["Region"], r.get("AvailabilityZone", ""))] = (
-                _num(r["Price"]), spot, (r["Price"].strip(), r["SpotPrice"].strip() if spot is not None else ""))
+            key = (r["AcceleratorName"].strip().lower(), count, r["Region"].strip().lower(),
+                   (r.get("AvailabilityZone") or "").strip().lower())  # case-blind (h34b N3)
+            gpu_rows[key] = (_num(r["Price"]), spot,
+                             (r["Price"].strip(), r["SpotPrice"].strip() if spot is not None else ""), str(r["_line"]))
     return gpu_rows
 
 
+def _digits(x: float, text: str) -> str:
+    """A price for a note: ``x`` as '%g' writes it where that is the figure ``text`` writes without an exponent
+    ('1', '3.673'), else ``text`` as written (h34b N2: '0.0000001' was shown as '1e-07')."""
+    from planner.core.units import written_decimal
+
+    short = f"{x:g}"
+    exact = written_decimal(text)
+    return short if "e" not in short and (exact is None or written_decimal(short) == exact) else text.strip()
+
+
 def spot_below(spot: float | None, spot_text: str, price: float, price_text: str) -> bool:
-    """Whether a spot price is below its on-demand price, so a spot offer (the module's spot rule), judged by the
+    """Whether a spot price is below its on-demand price, so a spot offer (the module's spot rule): below by the
     digits written (``spot_text``, ``price_text``; GCP: the sums of the two rows' digits) where Decimal reads both,
-    as the catalog's floor and cap are (h33b m7: '0.99999999999999999999' is below '1.0', though both read as the
-    float 1.0); by the floats otherwise."""
+    as the catalog's floor and cap are (h33b m7: '1.00000000000000000001' is not below '1.0', though both read as
+    the float 1.0), and below by the floats written, so that the overlay writes it below (h34b m1:
+    '0.99999999999999999999' and '1.0' would both be written 1.0: no offer)."""
     from planner.core.units import written_decimal
 
     if spot is None:
@@ -316,8 +429,10 @@ def spot_below(spot: float | None, spot_text: str, price: float, price_text: str
     if spot < price - margin or spot > price + margin:
         return spot < price
     exact_spot, exact_price = written_decimal(spot_text), written_decimal(price_text)
-    if exact_spot is not None and exact_price is not None:
-        return exact_spot < exact_price
+    if exact_spot is not None and exact_price is not None and not exact_spot < exact_price:
+        return False
+    # below by its digits yet equal as floats ('0.99999999999999999999' and '1.0'): it would be written equal to
+    # on-demand, so no discount worth writing (h34b m1)
     return spot < price
 
 

@@ -398,7 +398,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
                                           date=date, source_text=source_text, check_rows=True,
                                           say=lambda line: echo(line, err=True), gpu_names=gpu_names)
         except CatalogError as exc:
-            gone = sorted(g for g in set((gpu_names or {}).values()) if f"unknown GPU '{g}'" in str(exc))
+            gone = sorted(g for g in set(gpu_names.values() if gpu_names else ()) if f"unknown GPU '{g}'" in str(exc))
             if gone:  # rows name the overlay's own GPUs, which --out lacks (h21a m5)
                 # the paths as a shell word each, so that the step can be pasted (h30b M1); no valid name is close
                 # since the GPU is the overlay's, which the hint says

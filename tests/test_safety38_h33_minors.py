@@ -79,9 +79,10 @@ def test_calibrate_out_naming_a_folder_is_refused_up_front(out: str, ends: str, 
 
 def test_many_leftover_staging_folders_are_said_in_a_few_lines(tmp_path: Path) -> None:
     """h33a m4: 3,000 hand-made staging folders gave 6,000 unsorted lines on every run; now the first ten in name
-    order (planner.core.reportset.MAX_LEFTOVER_NOTES) and one line counting the rest."""
+    order (planner.core.stagemark.MAX_LEFTOVER_NOTES) and one line counting the rest."""
     from planner.core.atomic import write_text
-    from planner.core.reportset import MAX_LEFTOVER_NOTES, ReportSet
+    from planner.core.reportset import ReportSet
+    from planner.core.stagemark import MAX_LEFTOVER_NOTES
 
     out = tmp_path / "o"
     out.mkdir()

@@ -99,7 +99,7 @@ from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
-from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, clear_staging,
+from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, capped_leftovers, clear_staging,
                                     made_by_mkdtemp, named_here, own_stream)
 from planner.core.stagerecord import (FOLDER_KEY, StagingMoved, clear_own, open_folder, open_mark, record,
                                       staged_records)
@@ -713,32 +713,7 @@ class ReportSet:
                                                              moved=found.get("moved", True)))
             except OSError:
                 continue
-        mine = self.notes[said:]
-        if len(mine) > MAX_LEFTOVER_NOTES:  # 3,000 leftover folders were 6,000 lines on every run (h33a m4)
-            # what was left for the user to check comes first, then what planner removed; each past the cap counted,
-            # so a folder left with the user's file in it is never hidden among removals (h34a m4)
-            left = [n for n in mine if not n.startswith("Removed ")]
-            gone = [n for n in mine if n.startswith("Removed ")]
-            del self.notes[said:]
-            for lines, what, room in ((left, "left as they are (check them)", MAX_LEFTOVER_NOTES),
-                                      (gone, "removed", max(MAX_LEFTOVER_NOTES - len(left), 1))):
-                self.notes.extend(lines[:room])
-                rest = lines[room:]
-                if rest:
-                    self.notes.append(f"... and {len(rest):,} more of {self.out}'s leftovers of earlier runs "
-                                      f"{what}, from {_leftover_name(rest[0])} to {_leftover_name(rest[-1])} (in "
-                                      "name order).")
-
-
-#: The most lines a run says about the leftovers of earlier runs in --out (staging folders, temporary manifests):
-#: past it, one line counts the rest.
-MAX_LEFTOVER_NOTES = 10
-
-
-def _leftover_name(note: str) -> str:
-    """The file or folder a leftover note names: its path's last part (after 'Removed ', 'Left ', 'Kept ')."""
-    path = note.split(" ", 1)[-1].split(":", 1)[0].split(",", 1)[0]
-    return os.path.basename(path.rstrip("/")) or path
+        self.notes[said:] = capped_leftovers(self.notes[said:], self.out)  # h33a m4, h34a m4
 
 
 def _manifest_note(exc: OutputError, during: dict[str, dict], after: dict[str, dict], removed: list[str]) -> str:

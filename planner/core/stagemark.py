@@ -303,3 +303,35 @@ def _why_kept(e: os.DirEntry, folder: Path, listed: set[str], tmps: set[str], st
                 f"so it may be yours, saved at {folder.parent / e.name} while that run moved its reports)")
     return (f"{e.name} (not a file planner wrote: no hash in {MANIFEST} or in the run's staging mark matches, so it "
             "may be yours)")
+
+
+#: The most lines a run says about the leftovers of earlier runs in --out of one kind (left for the user to check;
+#: removed): past it, one line counts the rest.
+MAX_LEFTOVER_NOTES = 10
+
+
+def capped_leftovers(notes: list[str], out: Path) -> list[str]:
+    """A run's notes about the leftovers of earlier runs in ``out`` (staging folders, temporary manifests), as said:
+    all of them up to :data:`MAX_LEFTOVER_NOTES`; past it, what was left for the user to check first ('Left ...',
+    'Kept ...'), then what planner removed, each kind past its room counted in one line in name order, so that a
+    folder left with the user's file in it is never hidden among removals (h33a m4: 3,000 leftover folders were 6,000
+    lines on every run; h34a m4)."""
+    if len(notes) <= MAX_LEFTOVER_NOTES:
+        return notes
+    left = [n for n in notes if not n.startswith("Removed ")]
+    gone = [n for n in notes if n.startswith("Removed ")]
+    said: list[str] = []
+    for lines, what, room in ((left, "left as they are (check them)", MAX_LEFTOVER_NOTES),
+                              (gone, "removed", max(MAX_LEFTOVER_NOTES - len(left), 1))):
+        said.extend(lines[:room])
+        rest = lines[room:]
+        if rest:
+            said.append(f"... and {len(rest):,} more of {out}'s leftovers of earlier runs {what}, from "
+                        f"{_leftover_name(rest[0])} to {_leftover_name(rest[-1])} (in name order).")
+    return said
+
+
+def _leftover_name(note: str) -> str:
+    """The file or folder a leftover note names: its path's last part (after 'Removed ', 'Left ', 'Kept ')."""
+    path = note.split(" ", 1)[-1].split(":", 1)[0].split(",", 1)[0]
+    return os.path.basename(path.rstrip("/")) or path

@@ -99,7 +99,8 @@ from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
-from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, capped_leftovers, clear_staging,
+from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, capped_leftovers,
+                                    clear_staging,
                                     made_by_mkdtemp, named_here, own_stream)
 from planner.core.stagerecord import (FOLDER_KEY, StagingMoved, clear_own, open_folder, open_mark, record,
                                       staged_records)

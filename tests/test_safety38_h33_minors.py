@@ -260,3 +260,17 @@ def test_an_error_about_standard_output_carries_what_was_left(tmp_path: Path) ->
     said = files_done(guard)
     assert said == (f" The reports were written, whole: {out / 'r.json'}. Left {user}: it holds u.txt, which planner "
                     "cannot tell it wrote; check it and remove it yourself."), said
+
+
+def test_a_blank_line_before_the_header_is_said_so(tmp_path: Path) -> None:
+    """h34b m7: a blank first line gave 'no column InstanceType, ... (header: empty)'."""
+    from tests.sky_helpers import HEADER, run_cli
+
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text("\n" + HEADER + "\ng5.xlarge,A10G,1,4,16,,1.006,0.4,us-east-1,us-east-1a,x86_64\n")
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert " ".join(out.split()) == (f"Error: {path}: not a SkyPilot vms.csv as written: its line 1 is blank, and a "
+                                     "vms.csv's first line is its header (InstanceType,AcceleratorName,...). Remove "
+                                     "the blank lines before the header.")

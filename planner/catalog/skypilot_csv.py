@@ -179,6 +179,10 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
         raise _csv_problem(path, text, exc, 1, at.end, None) from None
     _check_header(path, header)
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing and not any(header) and text.lstrip("\ufeff").strip():  # a blank first line, the header below it
+        raise ImportProblem(f"{path}: not a SkyPilot vms.csv as written: its line 1 is blank, and a vms.csv's first "
+                            "line is its header (InstanceType,AcceleratorName,...)",  # (h34b m7)
+                            hint="Remove the blank lines before the header.")
     if missing:
         _check_separator(path, header)
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "

@@ -274,3 +274,19 @@ def test_a_blank_line_before_the_header_is_said_so(tmp_path: Path) -> None:
     assert " ".join(out.split()) == (f"Error: {path}: not a SkyPilot vms.csv as written: its line 1 is blank, and a "
                                      "vms.csv's first line is its header (InstanceType,AcceleratorName,...). Remove "
                                      "the blank lines before the header.")
+
+
+def test_a_header_that_fits_two_layouts_in_neither_order_asks_for_the_provider(tmp_path: Path) -> None:
+    """h34b m13: an AWS header without Arch, outside an aws/ folder, has gcp's and runpod's columns and was read as
+    RunPod's (regions upper-cased as country codes); now the provider is asked for."""
+    from tests.sky_helpers import run_cli
+
+    path = tmp_path / "plain.csv"
+    path.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+                    "AvailabilityZone\ng5.xlarge,A10G,1,4,16,,1.006,0.4,us-east-1,us-east-1a\n")
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert "cannot tell which provider the file is for: its columns are both gcp's and runpod's" in out, out
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--provider", "aws", "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    assert "provider: aws" in (tmp_path / "o" / "cloud.yaml").read_text()

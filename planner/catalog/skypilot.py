@@ -156,8 +156,13 @@ def detect_provider(path: Path, header: Sequence[str]) -> str | None:
     matches = [p for p, layout in LAYOUTS.items() if frozenset(cols) == layout]
     if len(matches) == 1:
         return matches[0]
-    if matches == ["gcp", "runpod"]:  # the same columns; GCP's file starts InstanceType,vCPUs,...
-        return "gcp" if cols[1:2] == ["vCPUs"] else "runpod"
+    if matches == ["gcp", "runpod"]:  # the same columns: told apart by their order, column for column (an AWS
+        by_order = header_provider(cols)  # header without Arch has them too, in neither's order: h34b m13)
+        if by_order in matches:
+            return by_order
+        raise ImportProblem(f"{path}: cannot tell which provider the file is for: its columns are both gcp's and "
+                            "runpod's vms.csv columns, in neither's order (an AWS file without its Arch column has "
+                            "them too); give --provider, or import it from a folder named after its cloud")
     return None
 
 

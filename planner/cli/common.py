@@ -63,8 +63,8 @@ class StderrLost(Exception):
     def say(self) -> None:
         """The lost note, then the Error line naming the reports written, on standard output; exit 2."""
         line = (f"Error: standard error cannot be written ({self.why}), so the note above, meant for it, is given "
-                "on standard output, and the run stopped there." + files_done() + " Send standard error to a "
-                "file or a terminal (or '2> /dev/null') and run again.")
+                "on standard output, and the run stopped there." + files_done(said=(self.note,))
+                + " Send standard error to a file or a terminal (or '2> /dev/null') and run again.")
         try:
             click.echo(encodable(self.note, sys.stdout))
             click.echo(encodable(escape_unsafe(line), sys.stdout))
@@ -586,17 +586,18 @@ def one_catalog(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value[0]
 
 
-def files_done(guard: Any = None) -> str:
+def files_done(guard: Any = None, said: tuple[str, ...] = ()) -> str:
     """For an Error line about standard output: the reports this run wrote (whole) and the stale ones it
-    removed, which the lost output would have said; '' when none. ``guard``: the run's
-    :class:`planner.core.interrupt.SignalGuard` (default: the current command's)."""
+    removed, which the lost output would have said, and what it left for the user to check (but the notes in
+    ``said``, given already); '' when none. ``guard``: the run's :class:`planner.core.interrupt.SignalGuard`
+    (default: the current command's)."""
     guard = guard if guard is not None else signal_guard()
     written = list(dict.fromkeys(getattr(guard, "written", None) or []))
     if not written:
         return ""
     removed = list(dict.fromkeys(getattr(guard, "removed", None) or []))
     gone = f"; removed the stale {joined(removed)}" if removed else ""
-    left = list(dict.fromkeys(getattr(guard, "left", None) or []))  # what the user should check (h34a m5)
+    left = [n for n in dict.fromkeys(getattr(guard, "left", None) or []) if n not in said]  # to check (h34a m5)
     return f" The reports were written, whole: {joined(written)}{gone}." + "".join(f" {n}" for n in left)
 
 

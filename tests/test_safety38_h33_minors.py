@@ -290,3 +290,19 @@ def test_a_header_that_fits_two_layouts_in_neither_order_asks_for_the_provider(t
     code, out = run_cli("catalog", "import-skypilot", str(path), "--provider", "aws", "--out", str(tmp_path / "o"))
     assert code == 0, out
     assert "provider: aws" in (tmp_path / "o" / "cloud.yaml").read_text()
+
+
+def test_a_gcp_gpu_spot_below_the_floor_gives_no_spot_price(tmp_path: Path) -> None:
+    """h35b N3: a GCP GPU row's spot price of 0.0000001 (below the 0.001 USD/h floor) was added to the VM's spot,
+    pricing the GPUs at about 0 on spot; it is no spot offer for the GPUs, so the machine gets no spot price."""
+    from tests.sky_helpers import run_cli
+
+    path = tmp_path / "gcp" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,"
+                    "AvailabilityZone\ng2-standard-4,L4,1,4,16,0.3,0.1,us-central1,us-central1-a\n"
+                    ",L4,1,,,0.7,0.0000001,us-central1,us-central1-a\n")
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    written = (tmp_path / "o" / "cloud.yaml").read_text()
+    assert "spot_usd_per_hour: null" in written and "VM 0.3 + L4x1 0.7; no spot price." in written, written

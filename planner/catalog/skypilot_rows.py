@@ -295,6 +295,9 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                 continue
             parts = f"VM {_digits(price, price_text)} + {acc}x{count} {_digits(g_price, g_texts[0])}" \
                 if price is not None else ""
+            if g_spot is not None and _below_floor(g_spot, g_texts[1], g_texts[1]):
+                g_spot = None  # a GPU spot price below the floor is no spot offer for the GPUs (h35b N3: was added,
+                # pricing them at about 0 on spot): the machine gets no spot price, as with no GPU spot at all
             if price is not None and spot is not None and g_spot is not None:
                 spot_parts = f"{_digits(spot, spot_text)} + {_digits(g_spot, g_texts[1])}"
                 spot = round(spot + g_spot, 6)

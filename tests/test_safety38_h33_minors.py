@@ -306,3 +306,36 @@ def test_a_gcp_gpu_spot_below_the_floor_gives_no_spot_price(tmp_path: Path) -> N
     assert code == 0, out
     written = (tmp_path / "o" / "cloud.yaml").read_text()
     assert "spot_usd_per_hour: null" in written and "VM 0.3 + L4x1 0.7; no spot price." in written, written
+
+
+def test_a_gcp_vm_row_naming_other_gpus_than_its_machine_type_is_left_out(tmp_path: Path) -> None:
+    """h35b N1: a GCP VM row's own AcceleratorName/AcceleratorCount were never read (the machine type's table gave
+    L4 x1 for a row saying H100 x8); a row that names other GPUs is left out, said. SkyPilot's own VM rows leave the
+    two columns empty (the GPUs are their own rows), and those are read as before."""
+    from tests.sky_helpers import run_cli
+
+    path = tmp_path / "gcp" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,"
+                    "AvailabilityZone\ng2-standard-4,H100,8,4,16,0.3,0.1,us-east1,us-east1-b\n"
+                    ",L4,1,,,0.35,0.2,us-east1,us-east1-b\ng2-standard-4,,,4,16,0.3,0.1,us-central1,us-central1-a\n"
+                    ",L4,1,,,0.7,0.2,us-central1,us-central1-a\n")
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    assert "left out 1: the row names 'H100' x'8', but machine type g2-standard-4 carries L4 x1" in " ".join(
+        out.split()), out
+
+
+def test_an_azure_row_naming_another_gpu_than_its_instance_type_board_is_read_as_named(tmp_path: Path) -> None:
+    """h35b N2: Standard_NC24ads_A100_v4 rows naming T4 or H100 were written as the A100 80GB PCIe all the same;
+    the board rule applies only where the row names that GPU, so a T4 row beside an A100 row refuses the file."""
+    from tests.sky_helpers import run_cli
+
+    path = tmp_path / "azure" / "vms.csv"
+    path.parent.mkdir()
+    head = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone\n"
+    path.write_text(head + "Standard_NC24ads_A100_v4,A100-80GB,1,24,220,,3.67,1.0,eastus,1\n"
+                    "Standard_NC24ads_A100_v4,T4,1,24,220,,3.67,1.0,westus3,1\n")
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert "give 'A100-80GB x1' and 'T4 x1'" in out, out

@@ -93,10 +93,10 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
         return "h100-pcie"
     if provider == "runpod" and name in ("A100-80GB", "H100") and "PCIe" in info:
         return "a100-80gb-pcie" if name == "A100-80GB" else "h100-pcie"
-    if provider == "azure":
-        if _AZURE_A100_PCIE.match(instance):
-            return "a100-80gb-pcie"
-        if _AZURE_H100_NVL.match(instance):
+    if provider == "azure":  # the board the instance type carries, where the row names that GPU (h35b N2: a row
+        if _AZURE_A100_PCIE.match(instance) and name.lower().startswith("a100"):  # naming T4 or H100 was written
+            return "a100-80gb-pcie"  # as the A100 all the same)
+        if _AZURE_H100_NVL.match(instance) and name.lower().startswith("h100"):
             return "h100-nvl"
     return GPU_ALIASES.get(name)
 

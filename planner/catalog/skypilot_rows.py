@@ -252,6 +252,14 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                 leave(inst, shown, r["_line"], f"line {r['_line']}: no GPU (not a GCP accelerator machine type)")
                 continue
             acc, count = GCP_MACHINE_GPUS[inst]
+            named = (r.get("AcceleratorName") or "").strip()
+            said = (r.get("AcceleratorCount") or "").strip()
+            if (named and named.lower() != acc.lower()) or (said and _num(said) != count):
+                # the row names other GPUs than its machine type carries: not read over (h35b N1)
+                leave(inst, shown, r["_line"], f"line {r['_line']}: the row names {_quoted(named or acc)} x"
+                                               f"{_quoted(said) if said else count}, but machine type {raw} carries "
+                                               f"{acc} x{count}")
+                continue
         else:
             acc = (r.get("AcceleratorName") or "").strip()
             given = _num(r.get("AcceleratorCount")) or 0.0

@@ -339,3 +339,31 @@ def test_an_azure_row_naming_another_gpu_than_its_instance_type_board_is_read_as
     code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
     assert code == 2
     assert "give 'A100-80GB x1' and 'T4 x1'" in out, out
+
+
+def test_a_symbolic_link_put_at_a_staged_reports_name_is_said_and_left(tmp_path: Path) -> None:
+    """h35a N1: a link another program put at a staged report's name was said as a raw "cannot be read (Too many
+    levels of symbolic links)", and, when the link reused the unlinked report's inode number, removed with the
+    staging folder. A link is never a file planner made (stagerecord.unlink_same checks the file type too)."""
+    import os
+
+    from planner.core.atomic import write_text
+    from planner.core.errors import OutputError
+    from planner.core.reportset import ReportSet
+
+    target = tmp_path / "userfile"
+    target.write_text("user data\n")
+    out = tmp_path / "o"
+    with pytest.raises(OutputError) as info:
+        with ReportSet(out, set_name="plan r") as rs:
+            write_text(rs.path("r.md"), "# r\n")
+            staged = rs.path("r.md")
+            os.unlink(staged)
+            os.symlink(target, staged)  # another program, before the moves
+            rs.commit()
+    said = str(info.value)
+    assert said == (f"{staged}: changed in the staging folder after planner wrote it, by another program (it is now "
+                    f"a symbolic link); it was left there, and nothing was changed in {out}. Check what writes there "
+                    "and run again."), said
+    assert os.path.islink(staged) and target.read_text() == "user data\n"
+    assert not (out / "r.md").exists()

@@ -202,6 +202,8 @@ def check_staged(rs: Any, recorded: dict[str, tuple[str, int, tuple[int, int]]])
         try:
             what = unchanged(rs._staging / name, digest, size, ident)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a symbolic link put at its name (h35a N1): changed, not unreadable
+                raise OutputError(swapped_line(rs._staging / name, rs.out, " (it is now a symbolic link)")) from None
             raise OutputError(f"{rs._staging / name}: cannot be read to check it is the report planner wrote "
                               f"({exc.strerror or exc}); nothing was changed in {rs.out}.") from None
         if what == "removed":
@@ -210,9 +212,14 @@ def check_staged(rs: Any, recorded: dict[str, tuple[str, int, tuple[int, int]]])
                               f"{rs.out}. Check what writes there and run again.")
         if what is not None:
             rs.made[name] = None  # type: ignore[assignment]  (not planner's file now: left, never removed)
-            raise OutputError(f"{rs._staging / name}: changed in the staging folder after planner wrote it, by "
-                              f"another program; it was left there, and nothing was changed in {rs.out}. "
-                              "Check what writes there and run again.")
+            link = " (it is now a symbolic link)" if os.path.islink(rs._staging / name) else ""
+            raise OutputError(swapped_line(rs._staging / name, rs.out, link))
+
+
+def swapped_line(staged: Path, out: Path, how: str = "") -> str:
+    """The error line of a staged report another program changed (``how``: ' (it is now a symbolic link)')."""
+    return (f"{staged}: changed in the staging folder after planner wrote it, by another program{how}; it was left "
+            f"there, and nothing was changed in {out}. Check what writes there and run again.")
 
 
 def _taken(backup: Path) -> OutputError:

@@ -586,6 +586,11 @@ class ReportSet:
         try:
             fd = os.open(self._staging / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a symbolic link another program put at its name (h35a N1)
+                from planner.core.moves import swapped_line
+
+                raise OutputError(swapped_line(self._staging / name, self.out, " (it is now a symbolic link)")) \
+                    from None
             raise OutputError(f"{self._staging / name}: cannot be read ({exc.strerror or exc}).") from None
         try:
             if old is None:

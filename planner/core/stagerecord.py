@@ -264,8 +264,8 @@ def unlink_same(path: str | Path, ident: tuple[int, int] | None) -> bool:
         raise
     try:
         st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) != tuple(ident):
-            return False
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != tuple(ident):
+            return False  # a link, pipe or folder is never a file planner made, whatever inode it reuses (h35a N1)
         os.unlink(path)
         return True
     finally:

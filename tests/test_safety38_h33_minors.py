@@ -367,3 +367,13 @@ def test_a_symbolic_link_put_at_a_staged_reports_name_is_said_and_left(tmp_path:
                     "and run again."), said
     assert os.path.islink(staged) and target.read_text() == "user data\n"
     assert not (out / "r.md").exists()
+
+
+@pytest.mark.parametrize("out, said", [("$HOME.yaml", "would name a file '$HOME.yaml' in the current directory"),
+                                       ("~x.yaml", "would name a file '~x.yaml' in the current directory"),
+                                       ("~/x.yaml", "would name a folder '~' in the current directory")])
+def test_calibrate_out_left_unexpanded_names_a_file_or_a_folder(out: str, said: str) -> None:
+    """h35a m1: calibrate --out '$HOME.yaml' or '~x.yaml' (the file itself) was said to name a folder."""
+    r = CliRunner().invoke(main, ["calibrate", "--out", out])
+    assert r.exit_code == 2
+    assert said in r.output, r.output

@@ -157,7 +157,7 @@ class ReportSet:
         self.guard = guard
         self.set_name = set_name
         self.inputs = tuple(inputs)
-        self.origin = _absolute(origin) if origin else None
+        self.origin = str(absolute_out(origin)) if origin else None  # as given where the current folder is gone
         self._names: list[str] = []
         self._stale: list[str] = []
         self._lock_fd: int | None = None
@@ -748,15 +748,6 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except (OSError, ValueError):
         return False
-
-
-def _absolute(path: str | Path) -> str:
-    """``path`` made absolute from the current folder; as given where that folder is gone (removed during the
-    run: a relative path that can still be read, planner.core.cwd)."""
-    try:
-        return os.path.abspath(path)
-    except OSError:
-        return str(path)
 
 
 def _entry(set_name: str, digest: str, size: int, old: dict | None = None, origin: str | None = None) -> dict:

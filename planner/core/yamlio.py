@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -417,22 +418,32 @@ def _too_deep_line(text: str) -> int | None:
     """The 1-based line where ``text``'s mappings and lists, one inside another, first pass :data:`MAX_DEPTH`
     (read by the pure-Python parser's events, which nest no Python calls; libyaml's scanner stops at its own
     nesting limit without a line); None when the parser stops before it."""
-    loader = yaml.SafeLoader(text)
     depth = 0
+    for event in _events(text, fast=False):
+        if isinstance(event, (_EVENT.MappingStartEvent, _EVENT.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return event.start_mark.line + 1
+        elif isinstance(event, (_EVENT.MappingEndEvent, _EVENT.SequenceEndEvent)):
+            depth -= 1
+    return None
+
+
+def _events(text: str, *, fast: bool) -> Iterator[Any]:
+    """The parser's events of ``text`` (libyaml's C parser with ``fast``, else the pure-Python one), until the end
+    or the first place the parser refuses (which :func:`parse_yaml` then says); the loader is disposed of when the
+    events end or the caller stops reading them."""
+    try:  # the pure reader refuses a control character as it is made
+        loader = yaml.CSafeLoader(text) if fast else yaml.SafeLoader(text)
+    except yaml.YAMLError:
+        return
     try:
         while loader.check_event():
-            event = loader.get_event()
-            if isinstance(event, (_EVENT.MappingStartEvent, _EVENT.SequenceStartEvent)):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    return event.start_mark.line + 1
-            elif isinstance(event, (_EVENT.MappingEndEvent, _EVENT.SequenceEndEvent)):
-                depth -= 1
+            yield loader.get_event()
     except yaml.YAMLError:
-        return None
+        return
     finally:
         loader.dispose()
-    return None
 
 
 def _parse_text(text: str) -> Any:
@@ -481,27 +492,17 @@ def _refuse_many_nodes(text: str, limit: int) -> None:
     if len(text) * 2 < limit:  # no text holds more values than 1.5 a character ('[?,?]': 7 in 5)
         return
     fast = _CLoader is not None and not _PURE_ONLY.search(text)
-    try:  # the pure reader refuses a control character as it is made: parse_yaml then says so
-        loader = yaml.CSafeLoader(text) if fast else yaml.SafeLoader(text)
-    except yaml.YAMLError:
-        return
     counted = (_EVENT.ScalarEvent, _EVENT.MappingStartEvent, _EVENT.SequenceStartEvent, _EVENT.AliasEvent)
     n = 0
-    try:
-        while loader.check_event():
-            event = loader.get_event()
-            if isinstance(event, counted):
-                n += 1
-                if n > limit:
-                    raise YamlProblem(
-                        f"holds more than {limit:,} values (mappings, lists, keys and items); the count passes "
-                        f"{limit:,} here", event.start_mark.line + 1,
-                        "A scenario, workload or calibration file holds a few hundred: look for a long list pasted "
-                        "in by mistake, or a file of another kind (a catalog file goes under --catalog).")
-    except yaml.YAMLError:
-        return  # parse_yaml reads it again and says what is wrong
-    finally:
-        loader.dispose()
+    for event in _events(text, fast=fast):  # a text the parser refuses: parse_yaml reads it again and says why
+        if isinstance(event, counted):
+            n += 1
+            if n > limit:
+                raise YamlProblem(
+                    f"holds more than {limit:,} values (mappings, lists, keys and items); the count passes "
+                    f"{limit:,} here", event.start_mark.line + 1,
+                    "A scenario, workload or calibration file holds a few hundred: look for a long list pasted "
+                    "in by mistake, or a file of another kind (a catalog file goes under --catalog).")
 
 
 _DIGIT_COMMA = re.compile(r"[0-9],[0-9]")

@@ -99,9 +99,8 @@ from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_
 from planner.core.destinations import check_destinations, refuse_input  # noqa: F401 (re-exported)
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
-from planner.core.stagemark import (MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP, capped_leftovers,
-                                    clear_staging,
-                                    made_by_mkdtemp, named_here, own_stream)
+from planner.core.stagemark import (EMPTY, MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP,
+                                    capped_leftovers, clear_staging, made_by_mkdtemp, named_here, own_stream)
 from planner.core.stagerecord import (FOLDER_KEY, StagingMoved, clear_own, open_folder, open_mark, record,
                                       staged_records)
 from planner.core.moves import check_staged, same_staging
@@ -806,8 +805,10 @@ def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str], *, t
     shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
     removed_from = (f" planner removed {what_went} that {run} left there" +
                     (f"; {why}" if why else "") + ".") if removed > 0 else ""
-    what = "no planner mark, so planner cannot tell it made it" if left == [_NO_MARK] else \
-        f"{shown}, which planner cannot tell it wrote"  # h27a m4
+    what = {(_NO_MARK,): "no planner mark, so planner cannot tell it made it",
+            (EMPTY,): "nothing, not even planner's mark, so planner cannot tell it made it (a run stopped just "
+                      "after making its folder, or just after removing its mark, leaves one so)"}.get(
+        tuple(left), f"{shown}, which planner cannot tell it wrote")  # h27a m4, h35a m12
     return f"Left {folder}: it holds {what}; check it and remove it yourself.{removed_from.replace(' planner', ' Planner', 1)}"
 
 

@@ -45,6 +45,10 @@ from planner.core.manifest import DEFAULT_NAME_ENCODING, MANIFEST, MANIFEST_MAX_
 MARK_HEADER = b"planner staging folder 1\n"
 #: What a staging folder without that mark (an empty one) is said to hold.
 NO_MARK = "no planner mark"
+#: What an empty staging folder without a mark, made as mkdtemp makes planner's (mode 0700, eight random
+#: characters), is said to hold: a run stopped just after making its folder, or just after removing its mark,
+#: leaves one, and so can a user; planner removes no folder it cannot tell it made (h35a m12).
+EMPTY = "no planner mark (empty)"
 #: What :func:`clear_staging` returns (with the reason after it) when it emptied a folder that would not go.
 NOT_REMOVED = "(could not be removed: "
 #: A temporary file beside a staged report: '.' + name + '.' + 8 hex digits + '.tmp' (planner.core.atomic).
@@ -229,14 +233,8 @@ def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset(),
     except OSError:
         return ["(unreadable)"]
     if listed is None:
-        if not entries and made_by_mkdtemp(folder):  # empty, as planner makes one (a run killed after its mark
-            try:                                        # went, or before writing it): nothing to lose
-                os.rmdir(folder)
-                return []
-            except OSError:
-                return [NO_MARK]
-        if not entries:
-            return [NO_MARK]
+        if not entries:  # empty: planner cannot tell it made it, even when made as mkdtemp makes one (h35a m12)
+            return [EMPTY if made_by_mkdtemp(folder) else NO_MARK]
         names = sorted(e.name for e in entries if why is None or e.name != STAGING_MARK)
         if bad is not None:  # a hand-made mark that names a path: nothing in that folder is judged by it
             names.insert(0, f"{STAGING_MARK} (not a mark planner wrote: its entry {json.dumps(bad)} {why})")

@@ -640,7 +640,16 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
     best = min(by_region, key=lambda reg: (min(z.price for z in by_region[reg]), _regular_spot(by_region[reg]), reg))
     rz = by_region[best]
     price = min(z.price for z in rz)
+    cheapest_text = next(z.price_text for z in rz if z.price == price)
     spots, regular = _spot_zones(rz)
+    # a zone's spot below its own on-demand price but not below the region's, which is written (h35b: $5 spot
+    # beside $1 on-demand): no discount on the written price, so no offer there
+    dear = sorted({z.zone or z.region for z in spots
+                   if not spot_below(z.spot, z.spot_text, price, cheapest_text)})
+    if dear:
+        spots = [z for z in spots if spot_below(z.spot, z.spot_text, price, cheapest_text)]
+        regular = [z for z in regular if z in spots] or [z for z in spots if not _AWS_LOCAL_ZONE.match(z.zone)] \
+            or spots
     spot = min((z.spot for z in regular), default=None)  # type: ignore[type-var]
     lo = min((z.spot for z in spots), default=None)  # type: ignore[type-var]
     hi = max((z.spot for z in spots), default=None)  # type: ignore[type-var]
@@ -661,6 +670,9 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
     if dearest > price:  # the region's price is its cheapest zone's (module docstring), said (h34b N5)
         notes.append(f"Zones of {best} differ in on-demand price (${price:g} to ${dearest:g}); the lowest is "
                      "written.")
+    if dear:
+        notes.append(f"Spot prices not below the written on-demand ${price:g} left out (zone "
+                     f"{', '.join(_quoted(z) for z in dear[:3])}{', ...' if len(dear) > 3 else ''}).")
     local = [z.zone for z in spots if _AWS_LOCAL_ZONE.match(z.zone)]
     if local and rng is not None and lo is not None and lo < (spot or lo):
         notes.append(f"The low end of the spot range is from local zone {', '.join(sorted(set(local)))}, not a "

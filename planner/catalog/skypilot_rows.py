@@ -249,7 +249,11 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
         shown = spelled.setdefault(inst, raw)
         if provider == "gcp":
             if inst not in GCP_MACHINE_GPUS:
-                leave(inst, shown, r["_line"], f"line {r['_line']}: no GPU (not a GCP accelerator machine type)")
+                named = (r.get("AcceleratorName") or "").strip()
+                leave(inst, shown, r["_line"], f"line {r['_line']}: " + (
+                    f"the row names {_quoted(named)} GPUs, but machine type {raw} is not one planner knows the GPUs "
+                    "of (its table of GCP accelerator machine types), so it is not imported" if named else
+                    "no GPU (not a GCP accelerator machine type)"))  # h35b: an unknown one was said to have none
                 continue
             acc, count = GCP_MACHINE_GPUS[inst]
             named = (r.get("AcceleratorName") or "").strip()

@@ -1,0 +1,52 @@
+"""Issue 28, hostile pass 35's open minors, mended in the next stop.
+
+- 35B: zones of one region at different on-demand prices wrote the lowest on-demand price beside a zone's spot price
+  that was below its own zone's on-demand price but above the written one ($1 on-demand, $5 spot).
+- 35B: a GCP VM row of a machine type planner's table does not list was said to have "no GPU" though it named one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planner.catalog.skypilot import import_file
+from tests.sky_helpers import aws_csv
+
+GCP_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+              "AvailabilityZone")
+
+
+def test_a_spot_price_above_the_written_on_demand_price_is_no_offer(tmp_path: Path) -> None:
+    # zone a: $1 on demand, no spot; zone b: $10 on demand, $5 spot (below its own $10). The region's price is its
+    # cheapest zone's, $1 (docs/catalog.md), so a $5 spot is no discount on what is written
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1,us-east-1a,x86_64",
+                   "g5.xlarge,A10G,1,4,16,,10.0,5.0,us-east-1,us-east-1b,x86_64")
+    row = import_file(path).rows[0]
+    assert row.usd_per_hour == 1.0
+    assert row.spot_usd_per_hour is None
+    assert row.spot_usd_per_hour_range is None
+    assert "Spot prices not below the written on-demand $1 left out (zone 'us-east-1b')." in row.notes, row.notes
+
+
+def test_a_spot_below_the_written_on_demand_price_stays_beside_one_that_is_not(tmp_path: Path) -> None:
+    # zone c's $0.5 spot is below the written $1: kept, and the range holds it alone (zone b's $5 left out)
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1,us-east-1a,x86_64",
+                   "g5.xlarge,A10G,1,4,16,,10.0,5.0,us-east-1,us-east-1b,x86_64",
+                   "g5.xlarge,A10G,1,4,16,,2.0,0.5,us-east-1,us-east-1c,x86_64")
+    row = import_file(path).rows[0]
+    assert (row.usd_per_hour, row.spot_usd_per_hour, row.spot_usd_per_hour_range) == (1.0, 0.5, None)
+    assert "'us-east-1b'" in row.notes, row.notes
+
+
+def test_an_unknown_gcp_machine_type_naming_gpus_is_not_said_to_have_none(tmp_path: Path) -> None:
+    d = tmp_path / "gcp"
+    d.mkdir()
+    path = d / "vms.csv"
+    path.write_text(GCP_HEADER + "\nzz9-gpu-8g,B300,8,224,3968,,50,,us-central1,us-central1-a\n"
+                    "a2-highgpu-1g,A100,1,12,85,,1,,us-central1,us-central1-a\n"
+                    ",A100,1,,,,2,,us-central1,us-central1-a\n", encoding="utf-8")
+    result = import_file(path)
+    why = result.skipped["zz9-gpu-8g"]
+    assert why.startswith("line 2: the row names 'B300' GPUs, but machine type zz9-gpu-8g is not one planner knows "
+                          "the GPUs of"), why
+    assert "no GPU" not in why

@@ -181,6 +181,11 @@ def test_the_importer_leaves_out_prices_below_the_floor_with_a_reason(tmp_path: 
      "Write provider: 'aws'."),
     ("Coreweave", "'Coreweave' has upper-case letters", "Write it in lower-case ASCII letters and digits, as "
                                                         "costs.providers names it, e.g. 'aws'."),
+    # h35b: a formula's first character, or punctuation no provider's name holds
+    ("=1+1", "'=1+1' holds '=', not a letter, digit, '-', '_' or '.'", "Write it in lower-case ASCII letters and "
+                                                                      "digits, as costs.providers names it, e.g. 'aws'."),
+    ("-cmd", "'-cmd' starts with '-', not a letter or digit", "Write it in lower-case ASCII "
+     "letters and digits, as costs.providers names it, e.g. 'aws'."),
 ])
 def test_a_cloud_overlays_provider_is_printable_lower_case_ascii(tmp_path: Path, provider: str, problem: str,
                                                                  hint: str) -> None:

@@ -144,7 +144,8 @@ def _known_provider(value: str) -> str | None:
 
 
 def _provider(e: Entry, k: str) -> str:
-    """A provider as ``costs.providers`` names it: printable lower-case ASCII with no blank at either end; one
+    """A provider as ``costs.providers`` names it: lower-case ASCII letters, digits, '-', '_' and '.', a letter or
+    digit first (``coreweave``, ``lambda``); one
     of :data:`KNOWN_PROVIDERS` in another form gets it as the hint."""
     value = read_text(e, k)
     bad = next((ch for ch in value if not (ch.isascii() and ch.isprintable())), None)
@@ -156,6 +157,11 @@ def _provider(e: Entry, k: str) -> str:
         problem = f"{value!r} has a blank at its {'start' if value[0].isspace() else 'end'}"
     elif value != value.lower():
         problem = f"{value!r} has upper-case letters"
+    elif (odd := next((ch for ch in value if not (ch.isalnum() or ch in "-_.")), None)) is not None or \
+            not value[:1].isalnum():
+        # '=1+1' (h35b): no provider is named so, and a leading '=', '+', '-' or '@' is a spreadsheet formula
+        problem = (f"{value!r} holds {odd!r}, not a letter, digit, '-', '_' or '.'" if odd else
+                   f"{value!r} starts with {value[:1]!r}, not a letter or digit")
     else:
         return value
     known = _known_provider(value)

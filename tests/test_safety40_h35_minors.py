@@ -50,3 +50,24 @@ def test_an_unknown_gcp_machine_type_naming_gpus_is_not_said_to_have_none(tmp_pa
     assert why.startswith("line 2: the row names 'B300' GPUs, but machine type zz9-gpu-8g is not one planner knows "
                           "the GPUs of"), why
     assert "no GPU" not in why
+
+
+def test_a_comma_list_of_tokens_per_month_gets_the_repeated_option_as_the_hint() -> None:
+    # h35b: 'a=100M,a=200M' was read as workload 'a=100M,a' with a count of 200M, hinted with the valid names only
+    from click.testing import CliRunner
+
+    from planner import compare
+    from planner.cli.main import main
+    from planner.core.errors import InputError
+
+    scenario = str(Path(__file__).resolve().parent.parent / "scenarios" / "compare-qlora-7b-12gb.yaml")
+    r = CliRunner().invoke(main, ["compare", scenario, "--tokens-per-month", "qlora-7b=100M,x y=200M"])
+    assert r.exit_code == 2
+    assert r.output.strip().endswith(
+        "A list is given as one --tokens-per-month per workload, not separated by commas: --tokens-per-month "
+        "qlora-7b=100M --tokens-per-month 'x y=200M'."), r.output
+    try:
+        compare(scenario, tokens_per_month="qlora-7b=100M,x y=2M")
+    except InputError as exc:
+        said = str(exc)
+    assert said.endswith("Give a mapping, one key per workload: {'qlora-7b': '100M', 'x y': '2M'}."), said

@@ -124,10 +124,12 @@ class VolumeError(InputError):
     entry is ``tokens_per_month`` and a hint's count is ``tokens_per_month='30T'``; :meth:`cli_line` is the line
     the command prints, naming the option (``--tokens-per-month: ...``, ``--tokens-per-month 30T``)."""
 
-    def __init__(self, problem: str, *, hint: str | None = None, at: str = "") -> None:
-        """``at``: the item or key refused, after the name (``[0]``, ``['chat']``; the API's list and mapping forms)."""
+    def __init__(self, problem: str, *, hint: str | None = None, at: str = "", api_hint: str | None = None) -> None:
+        """``at``: the item or key refused, after the name (``[0]``, ``['chat']``; the API's list and mapping forms).
+        ``api_hint``: the hint in the API's words where the option's cannot be rewritten into them."""
         self.command_line = InputError(problem, entry="--tokens-per-month" + at, hint=hint).one_line()
-        super().__init__(problem, entry="tokens_per_month" + at, hint=_keyword_counts(hint) if hint else hint)
+        super().__init__(problem, entry="tokens_per_month" + at,
+                         hint=api_hint or (_keyword_counts(hint) if hint else hint))
 
     def cli_line(self) -> str:
         """The error as the command line prints it (naming ``--tokens-per-month``), on one line."""
@@ -260,7 +262,18 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         # workloads' names never clash (planner.core.names.resolve_name, as costs.mfu and batch_inference name them)
         given, name = name, (resolve_name(name, names) or name)
         if name not in names:
-            raise VolumeError(f"no workload {clip_text(name)!r} in the scenario", hint=did_you_mean(name, names))
+            hint, api_hint = did_you_mean(name, names), None
+            pieces = f"{given}={raw}".split(",") if isinstance(raw, str) else []
+            if len(pieces) > 1 and all("=" in p for p in pieces):  # 'a=100M,b=200M' (h35b): a list, one option
+                import shlex
+
+                more = " ..." if len(pieces) > 3 else ""
+                hint = ("A list is given as one --tokens-per-month per workload, not separated by commas: " +
+                        " ".join(f"--tokens-per-month {shlex.quote(clip_text(p))}" for p in pieces[:3]) + more + ".")
+                pairs = [p.rpartition("=") for p in pieces[:3]]
+                api_hint = ("Give a mapping, one key per workload: {" +
+                            ", ".join(f"{clip_text(k)!r}: {clip_text(v)!r}" for k, _, v in pairs) + more + "}.")
+            raise VolumeError(f"no workload {clip_text(name)!r} in the scenario", hint=hint, api_hint=api_hint)
         if name in out:
             raise VolumeError(f"names workload {clip_text(name)!r} twice (as {ascii(clip_text(given))} too)",
                               hint="Give each workload once.")

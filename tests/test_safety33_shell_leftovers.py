@@ -87,9 +87,13 @@ def test_ordinary_paths_pass(out):
     assert shell_leftover_problem(out) is None
 
 
-@pytest.mark.parametrize("out, said, folder", [("~+", "~+", "~+"), ("~root/x", "~root", "~root"), ("~/r", "~", "~"), ("$env:TEMP\\r", "$env:TEMP", "$env:TEMP\\r"),
-                                               ("${HOME}x/r", "${HOME}", "${HOME}x")])
-def test_an_unexpanded_start_names_the_word_and_the_folder_it_would_make(tmp_path, monkeypatch, out, said, folder):
+@pytest.mark.parametrize("out, said, folder, unquoted", [
+    ("~+", "~+", "~+", "~+"), ("~root/x", "~root", "~root", "~root/x"), ("~/r", "~", "~", "~/r"),
+    ("$env:TEMP\\r", "$env:TEMP", "$env:TEMP\\r", "$env:TEMP\\r"),
+    # the variable in double quotes, so that the hint pastes as meant ('${HOME}x' is HOME's value then 'x', h35a)
+    ("${HOME}x/r", "${HOME}", "${HOME}x", '"${HOME}"x/r')])
+def test_an_unexpanded_start_names_the_word_and_the_folder_it_would_make(tmp_path, monkeypatch, out, said, folder,
+                                                                         unquoted):
     # h31a m1: '~+' would make a folder '~+', not '~'; PowerShell's '$env:TEMP' is the variable, not the whole value
     from planner.cli.main import main
 
@@ -98,7 +102,7 @@ def test_an_unexpanded_start_names_the_word_and_the_folder_it_would_make(tmp_pat
     assert r.exit_code == 2, r.output
     assert r.output == (f"Error: --out: {out!r} begins with {said!r}, which the shell did not expand (it was quoted), "
                         f"so it would name a folder {folder!r} in the current directory. Write it unquoted (--out "
-                        f"{out}), or give the path itself.\n")
+                        f"{unquoted}), or give the path itself.\n")
     assert os.listdir(tmp_path) == []
 
 

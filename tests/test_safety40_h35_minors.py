@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from planner.catalog.skypilot import import_file
 from tests.sky_helpers import aws_csv
 
@@ -71,3 +73,57 @@ def test_a_comma_list_of_tokens_per_month_gets_the_repeated_option_as_the_hint()
     except InputError as exc:
         said = str(exc)
     assert said.endswith("Give a mapping, one key per workload: {'qlora-7b': '100M', 'x y': '2M'}."), said
+
+
+# -- 35A m2-m12: an --out hint is the path meant, pastes into bash as that path, and is not refused in turn --------
+
+def _hint_of(out: str, tmp_path: Path, monkeypatch) -> str:
+    import re
+
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    scenario = str(Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml")
+    r = CliRunner().invoke(main, ["plan", scenario, "--out", out, "--format", "json"])
+    assert r.exit_code == 2, r.output
+    m = re.search(r"Write (?:it unquoted \()?--out (.*?)(?:\), or give the path itself| without it)?\.\n$", r.output)
+    assert m is not None, r.output
+    return m.group(1)
+
+
+def _bash_reads(word: str, home: str) -> str:
+    import subprocess
+
+    # what bash makes of the hint as one argument: printf prints it back; HOME set so '~' and "$HOME" are known
+    return subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, text=True, check=True,
+                          env={"HOME": home, "PATH": "/usr/bin:/bin"}).stdout
+
+
+@pytest.mark.parametrize("out, reads", [
+    ("$'a'$'b'", "ab"),            # bash reads "$'a'$'b'" as 'ab' (bash(1), QUOTING): was hinted 'a'"'"'$'"'"'b'
+    ("'a'/'b'", "a/b"),            # was hinted "a'/'b"
+    ("$' lead'", "lead"),          # ' lead' would be refused in turn (a blank at the folder's start)
+    ("$'-'", "./-"),               # '-' would be refused in turn (standard output's name)
+    ("$'x'/-y", "x/-y"),
+    ("~/x y", "{home}/x y"),       # was hinted '--out ~/x y', two words to bash
+    ("$HOME/a b", "{home}/a b"),
+    ("$'~'/x", "{home}/x"),        # '~/x' quoted would be refused as an unexpanded '~'
+])
+def test_an_out_hint_pastes_as_the_path_meant(tmp_path: Path, monkeypatch, out: str, reads: str) -> None:
+    from planner.core.outhint import settled
+
+    home = str(tmp_path / "home")
+    hint = _hint_of(out, tmp_path, monkeypatch)
+    got = _bash_reads(hint, home)
+    assert got == reads.format(home=home), (out, hint, got)
+    if not reads.startswith("{home}"):  # the path the hint names passes the same checks (no further hint)
+        assert settled(got) is not None and _bash_reads(settled(got), home) == got
+
+
+def test_a_hint_with_no_start_bash_expands_gives_none() -> None:
+    from planner.core.outhint import settled
+
+    # "~'": a quote left in the first folder; bash expands no such start, and no name can be told
+    assert settled("~'; rm -rf ~") is None

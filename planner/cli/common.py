@@ -456,6 +456,10 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         said = "is empty" if not str(value) else "is blank (white space alone)"
         raise LineError(f"--out: {said}; give {what}, e.g. {example}.", ctx)
     text = str(value) if value is not None else ""
+    local_example = ("a local file's path, e.g. --out ./calibration.yaml." if param.name == "calibration_file" else
+                     "a local folder's path, e.g. --out reports.")
+    from planner.core.outhint import settled
+
     if text == "-":  # by convention standard output, which --out never is: a folder (or file) named '-' (h16b 13h)
         kind = "file" if param.name == "calibration_file" else "folder"
         json_flag = any(p.name == "as_json" for p in ctx.command.params)
@@ -473,9 +477,12 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if _no_such_user(folder):  # '~nosuchuser/x': the shell leaves it as written too, quoted or not (h31b M3)
             raise LineError(f"--out: {text!r} begins with {folder!r}, but no user {folder[1:]!r} is known here, so it "
                             f"would name a folder {folder!r} in the current directory. Give the path itself.", ctx)
+        # shell-safe: "~/'x y'", not "~/x y" (h35a); PowerShell's variable, which bash does not read, as written
+        unquoted = text if re.fullmatch(r"\$env:[A-Za-z_][A-Za-z0-9_]*[\\/A-Za-z0-9._-]*", text) else settled(text)
         raise LineError(f"--out: {text!r} begins with {said!r}, which the shell did not expand (it was quoted), so "
-                        f"it would name a folder {folder!r} in the current directory. Write it unquoted (--out "
-                        f"{text}), or give the path itself.", ctx)
+                        f"it would name a folder {folder!r} in the current directory. " +
+                        (f"Write it unquoted (--out {unquoted}), or give the path itself." if unquoted else
+                         "Give the path itself."), ctx)
     if (m := UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
         raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "
                         "would be part of a folder's name. Write it unquoted, or give the path itself.", ctx)
@@ -485,49 +492,35 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     if found is not None:  # a ZWSP, a bidi control, a control character (a C1 byte too): names refuse them
         bad, named = found
         utf = utf8_reading(text)  # bytes of UTF-8 read in a Latin-1 locale: the locale is the remedy (h25a m3)
+        fixed = settled(without_unsafe(text))
         hint = (f"Its bytes are UTF-8 for {utf!a}: run again under a UTF-8 locale (LC_ALL=C.UTF-8) or with "
                 "PYTHONUTF8=1." if utf is not None else
-                f"Write --out '{escape_unsafe(without_unsafe(text))}' without it"
-                + (" (and the others of its kind)." if unsafe_path_char(without_piece(text, bad)) else "."))
+                f"Write --out {fixed} without it"
+                + (" (and the others of its kind)." if unsafe_path_char(without_piece(text, bad)) else ".")
+                if fixed else f"Give --out {local_example}")
         raise LineError(f"--out: '{escape_unsafe(text)}' holds {named}, which no listing shows, so the "
                         f"folder's name would look like another. {hint}", ctx)
     if text != text.rstrip():  # 'o ': a folder whose name ends in a space, which no listing shows
-        raise LineError(f"--out: {text!r} ends with a space, which would be part of the folder's name. Write "
-                        f"--out {text.rstrip()!r}.", ctx)
+        fixed = settled(text.rstrip())
+        raise LineError(f"--out: {text!r} ends with a space, which would be part of the folder's name. " +
+                        (f"Write --out {fixed}." if fixed else f"Give --out {local_example}"), ctx)
     parts = re.split(r"[/\\]" if os.sep == "\\" else "/", text)
     edged = next((p for p in parts if p != p.strip()), None)
     if edged is not None:  # ' o', 'a /b', 'a/ b': a folder whose name begins or ends in a space
-        fixed = "/".join(p.strip() for p in parts)
-        from planner.core.outpath import out_path_problem as _next
-
-        after = _next(fixed)  # 'a/ "b"/c': the hint must not be refused in turn (h34a m2)
-        fixed = after[1] if after is not None and after[1] is not None else fixed
+        fixed = settled("/".join(p.strip() for p in parts))  # 'a/ "b"/c': never refused in turn (h34a m2)
         where = "begins" if edged[0].isspace() else "ends"
         raise LineError(f"--out: {text!r} has the folder name {edged!r}, which {where} with a space that no listing "
-                        f"shows. Write --out {_pasteable(fixed)}.", ctx)
+                        "shows. " + (f"Write --out {fixed}." if fixed else f"Give --out {local_example}"), ctx)
     from planner.core.outpath import out_path_problem  # what names refuse too: 'o' + U+2800, U+1D159
 
     problem = out_path_problem(text) if text else None
     if problem is not None:
-        local = ("file's path, e.g. --out ./calibration.yaml." if param.name == "calibration_file" else
-                 "folder's path, e.g. --out reports.")
-        hint = (f"Write --out {_pasteable(problem[1])}." if problem[1] is not None else  # a URL: none meant
-                f"Give --out a local {local}")
+        fixed = settled(problem[1])  # checked again until it passes (h35a: "$'-'" was hinted as '-')
+        hint = f"Write --out {fixed}." if fixed else f"Give --out {local_example}"  # a URL: none meant
         raise LineError(f"--out: {escape_unsafe(repr(text))} {problem[0]}. {hint}", ctx)
     return value
 
 
-
-
-def _pasteable(path: str) -> str:
-    """``path`` as an --out hint writes it: in single quotes as it is where that is what the shell reads ('x/a/b'),
-    else quoted for the shell (shlex.quote: a backslash stays one backslash, where repr doubled it, h34a m1); a
-    character no listing shows written as its escape (such a path is refused before any hint offers it)."""
-    import shlex
-
-    if "'" not in path and "\\" not in path:
-        return escape_unsafe(f"'{path}'")
-    return escape_unsafe(shlex.quote(path))
 
 
 def _no_such_user(word: str) -> bool:

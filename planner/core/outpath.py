@@ -188,10 +188,12 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
                 "quoted), so it would be part of a folder's name", None)
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         kind = "double" if text[0] == '"' else "single"
+        word = shell_unquoted(text)  # "'a'/'b'" is 'a/b', not "a'/'b" (h35a)
         return (f"is wrapped in {kind} quotes, which a config file or a second quoting left in, so they would be part "
-                "of the folder's name", text[1:-1])
+                "of the folder's name", word if word is not None and word.strip("/") else text[1:-1])
     names = [p for p in parts if p]
-    meant = _unquoted_path(parts)
+    word = shell_unquoted(text) if "$'" in text else None  # "$'a'$'b'": what bash reads from it (h35a m2)
+    meant = word if word is not None else _unquoted_path(parts)
     meant = meant if meant.strip("/") and meant != text else None
     if text.startswith("$") and text[1:2] in _QUOTES:  # bash's $'...' quoting, left as written
         return ("is written in bash's $'...' quoting, which was left as written, so the '$' and the quotes would be "
@@ -213,6 +215,80 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
         return ("begins with '-', so every command given the folder later would read its name as options",
                 "./" + text)
     return None
+
+
+#: bash's backslash escapes inside $'...' (bash(1), QUOTING) that stand for one character each.
+_ANSI_C = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+           "\\": "\\", "'": "'", '"': '"', "?": "?"}
+#: Characters that end or change an unquoted shell word: with one of them, the text is no single plain word.
+_SHELL_SPECIAL = frozenset(" \t\n;&|<>()`$*?[{}#!")
+
+
+def shell_unquoted(text: str) -> str | None:
+    """The one word bash reads from ``text`` where ``text`` holds shell quoting that was passed on as written
+    ("$'a'$'b'" -> 'ab', "'a'/'b'" -> 'a/b', '"x y"/r' -> 'x y/r', "$'a\\tb'" -> 'a<TAB>b'), or None: no quoting in it,
+    an unclosed quote, or anything that would make it more or other than one plain word (an unquoted blank, '$'
+    substitution, '*', ';': the meaning cannot be told). Source: bash(1), QUOTING (single quotes, double quotes,
+    ANSI-C quoting $'...': \\a \\b \\e \\f \\n \\r \\t \\v \\\\ \\' \\" \\? \\nnn \\xHH \\uHHHH \\UHHHHHHHH)."""
+    out: list[str] = []
+    i, n, quoted = 0, len(text), False
+    while i < n:
+        c = text[i]
+        if c == "$" and text[i + 1:i + 2] == "'":
+            j = i + 2
+            while j < n and text[j] != "'":
+                if text[j] == "\\" and j + 1 < n:
+                    e = text[j + 1]
+                    m = (re.match(r"[0-7]{1,3}", text[j + 1:]) if e in "01234567" else
+                         re.match(r"[0-9A-Fa-f]{1,%d}" % {"x": 2, "u": 4, "U": 8}[e], text[j + 2:]) if e in "xuU"
+                         else None)
+                    if e in _ANSI_C:
+                        out.append(_ANSI_C[e])
+                        j += 2
+                    elif m is not None:
+                        code = int(m.group(), 8 if e in "01234567" else 16)
+                        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+                            return None
+                        out.append(chr(code))
+                        j += 1 + len(m.group()) + (e in "xuU")
+                    else:  # bash keeps an unknown escape as written
+                        out.append(text[j:j + 2])
+                        j += 2
+                else:
+                    out.append(text[j])
+                    j += 1
+            if j >= n:
+                return None
+            i, quoted = j + 1, True
+        elif c == "'":
+            j = text.find("'", i + 1)
+            if j < 0:
+                return None
+            out.append(text[i + 1:j])
+            i, quoted = j + 1, True
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                if text[j] == "\\" and text[j + 1:j + 2] in ('"', "\\", "$", "`"):
+                    out.append(text[j + 1])
+                    j += 2
+                elif text[j] in "$`":  # a substitution bash would make inside double quotes
+                    return None
+                else:
+                    out.append(text[j])
+                    j += 1
+            if j >= n:
+                return None
+            i, quoted = j + 1, True
+        elif c == "\\" and i + 1 < n:
+            out.append(text[i + 1])
+            i, quoted = i + 2, True
+        elif c in _SHELL_SPECIAL:
+            return None
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out) if quoted else None
 
 
 def _unquoted(name: str) -> str:

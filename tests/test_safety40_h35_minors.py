@@ -127,3 +127,28 @@ def test_a_hint_with_no_start_bash_expands_gives_none() -> None:
 
     # "~'": a quote left in the first folder; bash expands no such start, and no name can be told
     assert settled("~'; rm -rf ~") is None
+
+
+def test_the_manifest_records_the_scenario_file_a_link_points_to(tmp_path: Path) -> None:
+    # h35a m4: 'from' was the link's path, so a link retargeted to another file of the same name went unsaid
+    import json
+
+    from planner.core.atomic import write_text
+    from planner.core.reportset import ReportSet
+
+    (tmp_path / "a.yaml").write_text("name: lab\n")
+    (tmp_path / "b.yaml").write_text("name: lab\n")
+    link = tmp_path / "scenario.yaml"
+    out = tmp_path / "o"
+    said = []
+    for target in ("a.yaml", "b.yaml"):
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(target)
+        with ReportSet(out, set_name="plan lab", origin=link) as rs:
+            write_text(rs.path("lab.md"), f"# from {target}\n")
+            rs.commit()
+        said.append(list(rs.notes))
+        entry = json.loads((out / ".planner-reports.json").read_text())["files"]["lab.md"]
+        assert entry["from"] == str(tmp_path / target)
+    assert said[0] == [] and len(said[1]) == 1 and "planned from another scenario file" in said[1][0], said

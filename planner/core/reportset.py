@@ -156,7 +156,7 @@ class ReportSet:
         self.guard = guard
         self.set_name = set_name
         self.inputs = tuple(inputs)
-        self.origin = str(absolute_out(origin)) if origin else None  # as given where the current folder is gone
+        self.origin = _resolved(absolute_out(origin)) if origin else None  # as given where the cwd is gone
         self._names: list[str] = []
         self._stale: list[str] = []
         self._lock_fd: int | None = None
@@ -747,6 +747,15 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except (OSError, ValueError):
         return False
+
+
+def _resolved(path: Path) -> str:
+    """An absolute ``path`` with every link on it followed (``os.path.realpath``): the file a scenario given through
+    a link is, so that the link retargeted later names another file (h35a m4: the link's path was recorded)."""
+    try:
+        return os.path.realpath(path) if path.is_absolute() else str(path)
+    except (OSError, ValueError):
+        return str(path)
 
 
 def _entry(set_name: str, digest: str, size: int, old: dict | None = None, origin: str | None = None) -> dict:

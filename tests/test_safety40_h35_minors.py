@@ -152,3 +152,34 @@ def test_the_manifest_records_the_scenario_file_a_link_points_to(tmp_path: Path)
         entry = json.loads((out / ".planner-reports.json").read_text())["files"]["lab.md"]
         assert entry["from"] == str(tmp_path / target)
     assert said[0] == [] and len(said[1]) == 1 and "planned from another scenario file" in said[1][0], said
+
+
+def test_an_error_about_standard_output_carries_a_removed_leftover(tmp_path: Path) -> None:
+    """h35a m7: with standard output failing, "Removed <a stopped run's staging folder> ..." was lost (only
+    "Left"/"Kept" notes were carried); every note of the set is now said with the Error line."""
+    import hashlib
+    import json
+
+    from planner.cli.common import files_done
+    from planner.core import reportset
+    from planner.core.atomic import write_text
+    from planner.core.interrupt import SignalGuard
+    from planner.core.reportset import ReportSet
+
+    out = tmp_path / "o"
+    with ReportSet(out, set_name="plan r") as rs:
+        write_text(rs.path("r.json"), "{}\n")
+        rs.commit()
+    assert hashlib.sha256(b"{}\n").hexdigest() in json.dumps(json.loads((out / ".planner-reports.json").read_text()))
+    dead = out / (reportset.STAGING_PREFIX + "dead5678")  # a run killed during its moves: '0.old', listed, kept
+    dead.mkdir(mode=0o700)
+    (dead / "0.old").write_bytes(b"{}\n")  # whose SHA-256 the manifest lists
+    (dead / reportset.STAGING_MARK).write_bytes(reportset.MARK_HEADER + b'"0.old"\n')
+    guard = SignalGuard()
+    with ReportSet(out, set_name="plan r", guard=guard) as rs:
+        write_text(rs.path("r.json"), "{}\n")
+        rs.commit()
+    assert not dead.exists()
+    said = files_done(guard)
+    assert said.startswith(f" The reports were written, whole: {out / 'r.json'}. Removed {dead}, which a stopped "
+                           "planner run left"), said

@@ -119,8 +119,8 @@ class SignalGuard:
         self.written: list = []
         #: the stale reports those sets removed (said with them: the command's own lines may be lost)
         self.removed: list = []
-        #: the notes of what those sets left for the user to check ('Left ...', 'Kept ...'): said with an error
-        #: about standard output, which would have carried them (h34a m5)
+        #: the notes those sets gave ('Left ...', 'Kept ...', 'Removed ...' of a stopped run's leftovers): said
+        #: with an error about standard output, which would have carried them (h34a m5, h35a m7)
         self.left: list = []
 
     def __enter__(self) -> SignalGuard:

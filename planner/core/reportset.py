@@ -259,8 +259,8 @@ class ReportSet:
         finally:
             self._shown_as_given(stop)
             guard = self.guard if self.guard is not None else active_guard()
-            if guard is not None and hasattr(guard, "left"):  # for an error about standard output (h34a m5)
-                guard.left.extend(n for n in self.notes if n.startswith(("Left ", "Kept ")))
+            if guard is not None and hasattr(guard, "left"):  # for an error about standard output (h34a m5): every
+                guard.left.extend(self.notes)  # note, "Removed ..." of a stopped run's leftovers too (h35a m7)
             if isinstance(exc, (OutputError, Interrupted)):  # the clean-up's notes, said with the error or stop
                 notes = (*getattr(exc, "notes", ()), *self.notes[said:])  # (h33a m8)
                 if notes:

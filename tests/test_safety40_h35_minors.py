@@ -183,3 +183,18 @@ def test_an_error_about_standard_output_carries_a_removed_leftover(tmp_path: Pat
     said = files_done(guard)
     assert said.startswith(f" The reports were written, whole: {out / 'r.json'}. Removed {dead}, which a stopped "
                            "planner run left"), said
+
+
+def test_one_skypilot_file_given_by_two_paths_is_refused_before_reading(tmp_path: Path) -> None:
+    # h35b: 'vms.csv link.csv' read the file twice, then refused it as two files giving one instance
+    from tests.sky_helpers import run_cli
+
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1,us-east-1a,x86_64")
+    link = tmp_path / "link.csv"
+    link.symlink_to(path)
+    code, out = run_cli("catalog", "import-skypilot", str(path), str(link), "--provider", "aws", "--out",
+                        str(tmp_path / "o"))
+    assert code == 2
+    assert " ".join(out.split()) == (f"Error: FILE...: {link} is {path}, given by another path (a link or another "
+                                     "spelling). Give each file once."), out
+    assert not (tmp_path / "o").exists()

@@ -368,6 +368,10 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     if twice is not None:  # '/dev/stdin /dev/stdin': a pipe read once is empty the second time (h21a m3)
         raise InputError(f"FILE...: {escape_unsafe(twice)} is given twice", hint="Give each file once (a pipe such "
                          "as /dev/stdin can be read only once).")
+    same = next(((a, b) for i, b in enumerate(files) for a in files[:i] if _same_dir(a, b)), None)
+    if same is not None:  # 'vms.csv link.csv', one file by two paths: read twice before (h35b)
+        raise InputError(f"FILE...: {escape_unsafe(same[1])} is {escape_unsafe(same[0])}, given by another path (a "
+                         "link or another spelling)", hint="Give each file once.")
     out = Path(out_dir)
     # the shipped catalog and the package are never written; a cloud.yaml planner did not write is not replaced
     # the run's inputs: the files read and the --catalog overlay's files (never replaced by its output)

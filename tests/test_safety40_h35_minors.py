@@ -198,3 +198,22 @@ def test_one_skypilot_file_given_by_two_paths_is_refused_before_reading(tmp_path
     assert " ".join(out.split()) == (f"Error: FILE...: {link} is {path}, given by another path (a link or another "
                                      "spelling). Give each file once."), out
     assert not (tmp_path / "o").exists()
+
+
+def test_a_gcp_vm_row_in_a_zone_without_its_gpu_row_is_counted(tmp_path: Path) -> None:
+    # h35b: the zone b row (no A100 row in zone b) was dropped without a word; the machine is written from zone a
+    from tests.sky_helpers import run_cli
+
+    d = tmp_path / "gcp"
+    d.mkdir()
+    path = d / "vms.csv"
+    path.write_text(GCP_HEADER + "\na2-highgpu-1g,A100,1,12,85,,1,,us-central1,us-central1-a\n"
+                    ",A100,1,,,,2,,us-central1,us-central1-a\n"
+                    "a2-highgpu-1g,A100,1,12,85,,0.5,,us-central1,us-central1-b\n", encoding="utf-8")
+    result = import_file(path)
+    assert [r.usd_per_hour for r in result.rows] == [3.0]
+    assert result.no_gpu_row_lines == ["4"]
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    assert "GCP VM row in a zone with no row of its GPUs (not offered there): not priced there" in " ".join(
+        out.split()), out

@@ -249,6 +249,10 @@ def _keep_region_lines(provider: str, rows: Iterable[Mapping[str, str]], result:
     result.region_upper_lines = [line for line in result.region_upper_lines if line in written]
     # so are the rows whose spot price was read as no offer: a row left out for another reason is not (h33b m7)
     result.spot_above_lines = [line for line in result.spot_above_lines if line in written]
+    # a VM row of a zone without its GPU's row, of a machine type imported from other zones (one not imported at
+    # all is said as left out, with why)
+    imported = {str(r["_line"]) for r in rows if instance_key(provider, (r.get("InstanceType") or "").strip()) in kept}
+    result.no_gpu_row_lines = [line for line in result.no_gpu_row_lines if line in imported]
 
 
 def slug(provider: str, instance: str) -> str:

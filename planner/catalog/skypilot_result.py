@@ -40,6 +40,9 @@ class ImportResult:
     no_spot_lines: list[str] = field(default_factory=list)
     #: CSV lines whose spot price was at or above their on-demand price: read as no spot offer (module docstring)
     spot_above_lines: list[str] = field(default_factory=list)
+    #: GCP VM rows of a machine type imported from other zones, in a zone with no GPU row to add (the GPU is not
+    #: offered there): not priced there, counted in a line (h35b: left out without a word)
+    no_gpu_row_lines: list[str] = field(default_factory=list)
     #: CSV lines whose region had upper-case letters, for a cloud that names its regions in lower case
     #: (planner.catalog.cloud.LOWER_CASE_REGIONS): written in lower case
     region_case_lines: list[str] = field(default_factory=list)

@@ -295,8 +295,9 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
         if provider == "gcp":
             # case-blind, as the rows are compared (h34b N3: 'a100', 'US-CENTRAL1' found no GPU row)
             g_row = gpu_rows.get((acc.lower(), count, r["Region"].strip().lower(), zone.lower()))
-            if g_row is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3)
-                unpriced.setdefault(inst, (r["_line"], f"{acc} x{count}", zone or r["Region"]))
+            if g_row is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3), else
+                unpriced.setdefault(inst, (r["_line"], f"{acc} x{count}", zone or r["Region"]))  # counted
+                result.no_gpu_row_lines.append(str(r["_line"]))
                 continue
             g_price, g_spot, g_texts, g_line = g_row
             if not g_price or _below_floor(g_price, g_texts[0], g_texts[0]):  # h34b N2: added as 0 before

@@ -562,7 +562,9 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
                                  (result.region_upper_lines, "region in lower case written in upper case, as the "
                                                              "cloud names its country codes"),
                                  (result.instance_case_lines, "instance type in upper case written in lower case, "
-                                                              "as the cloud names it"))):
+                                                              "as the cloud names it"),
+                                 (result.no_gpu_row_lines, "GCP VM row in a zone with no row of its GPUs (not "
+                                                           "offered there): not priced there"))):
             say("  " + line)
     if rows:
         for line in unsaid:

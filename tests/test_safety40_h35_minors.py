@@ -217,3 +217,20 @@ def test_a_gcp_vm_row_in_a_zone_without_its_gpu_row_is_counted(tmp_path: Path) -
     assert code == 0, out
     assert "GCP VM row in a zone with no row of its GPUs (not offered there): not priced there" in " ".join(
         out.split()), out
+
+
+@pytest.mark.parametrize("region", ["us-isob-east-1", "us-iso-east-1", "us-isof-south-1", "us-gov-west-1"])
+def test_aws_isolated_and_govcloud_regions_are_not_us_list_prices(region: str) -> None:
+    # h34b m8: us-isob-east-1 was taken as a US region anyone can rent in (AWS's isolated regions, like GovCloud,
+    # sell to cleared accounts only)
+    from planner.catalog.skypilot import is_us
+
+    assert not is_us("aws", region)
+    assert is_us("aws", "us-east-1") and is_us("gcp", "us-central1")
+
+
+def test_a_zone_in_the_region_column_is_said_to_be_one(tmp_path: Path) -> None:
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1a,us-east-1,x86_64")
+    why = import_file(path).skipped["g5.xlarge"]
+    assert why == ("line 2: the region 'us-east-1a' is an availability zone's name (a zone of us-east-1), not a "
+                   "region's: are the Region and AvailabilityZone columns swapped?"), why

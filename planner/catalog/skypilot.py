@@ -137,6 +137,8 @@ _AZURE_US = re.compile(r"^(east|west|central|northcentral|southcentral|westcentr
 #: A US region of AWS, GCP or Lambda: 'us-', words of letters joined by '-', and the region's number (us-east-1,
 #: us-central1, us-midwest-1); 'us--east-1' or 'us-east-1.' is none (h32b M5: both were taken as US regions).
 _US_REGION = re.compile(r"us(?:-[a-z]+)+-?[0-9]+")
+#: A US availability zone's name: a US region's and a letter (us-east-1a, us-central1-c).
+_US_ZONE = re.compile(r"us(?:-[a-z]+)+-?[0-9]+-?[a-z]")
 _AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")  # use1-atl2-az1: a local zone, not a regular AZ
 
 
@@ -205,7 +207,10 @@ def is_us(provider: str, region: str) -> bool:
         return bool(_AZURE_US.match(region.lower()))
     if provider == "runpod":
         return region.upper() == "US"
-    return bool(_US_REGION.fullmatch(region.lower())) and "gov" not in region.lower()
+    # GovCloud and the isolated regions (us-iso-east-1, us-isob-east-1, us-isof-south-1) sell to cleared accounts
+    # only, not at list prices anyone can rent (h34b m8)
+    return bool(_US_REGION.fullmatch(region.lower())) and not re.search(r"(?:^|-)(?:gov|iso[a-z]?)(?:-|$)",
+                                                                         region.lower())
 
 
 def overlay_gpu_names(gpus: Iterable[Any], shipped: Iterable[str]) -> OverlayGpuNames:
@@ -630,6 +635,11 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
             odd = next((z for z in zs if not _REGION_NAME.fullmatch(z.region)), None)
             if odd is not None:  # 'us east 4' is no region of any cloud, not one outside the US (h31b M2)
                 return (f"line {odd.line}: " if odd.line else at) + _malformed_region(odd.region)
+            zoned = next((z for z in zs if _US_ZONE.fullmatch(z.region.lower())), None)
+            if zoned is not None:  # 'us-east-1a' in the Region column (h34b m8): a zone's name, said so
+                return ((f"line {zoned.line}: " if zoned.line else at) + f"the region {_quoted(zoned.region)} is an "
+                        f"availability zone's name (a zone of {zoned.region[:-1]}), not a region's: are the Region "
+                        "and AvailabilityZone columns swapped?")
             return f"{at}not offered in a US region"
     by_region: dict[str, list[_Zone]] = {}
     for z in cands:

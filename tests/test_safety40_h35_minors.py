@@ -234,3 +234,34 @@ def test_a_zone_in_the_region_column_is_said_to_be_one(tmp_path: Path) -> None:
     why = import_file(path).skipped["g5.xlarge"]
     assert why == ("line 2: the region 'us-east-1a' is an availability zone's name (a zone of us-east-1), not a "
                    "region's: are the Region and AvailabilityZone columns swapped?"), why
+
+
+# -- h36b 3: UTF-32 text was called UTF-16, with an iconv hint that made a file of NULs; a BOM was "byte 0xff" ------
+
+@pytest.mark.parametrize("codec, said, iconv", [
+    ("utf-32-le", "UTF-32 (little-endian) text (3 of every 4 bytes are NUL)", "UTF-32LE"),
+    ("utf-32-be", "UTF-32 (big-endian) text (3 of every 4 bytes are NUL)", "UTF-32BE"),
+    ("utf-16-le", "UTF-16 (little-endian) text (every other byte is NUL)", "UTF-16LE"),
+    ("utf-16-be", "UTF-16 (big-endian) text (every other byte is NUL)", "UTF-16BE"),
+    ("utf-16", "UTF-16 (little-endian) text, by its byte order mark", "UTF-16"),  # Python writes the BOM, LE
+    ("utf-32", "UTF-32 (little-endian) text, by its byte order mark", "UTF-32"),
+])
+def test_utf16_and_utf32_files_are_named_with_an_iconv_that_reads_them(tmp_path: Path, monkeypatch, codec: str,
+                                                                        said: str, iconv: str) -> None:
+    import shutil
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    text = "name: a\nworkloads: []\n"
+    (tmp_path / "u.yaml").write_bytes(text.encode(codec))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", "u.yaml"])
+    assert r.exit_code == 2
+    assert r.output == (f"Error: u.yaml: is {said}, not UTF-8. Save it as UTF-8 (e.g. iconv -f {iconv} -t UTF-8 FILE > "
+                        "NEW); a planner file is plain UTF-8 text.\n"), r.output
+    if shutil.which("iconv"):  # the hint, run: it gives the text back, no NULs
+        out = subprocess.run(["iconv", "-f", iconv, "-t", "UTF-8", "u.yaml"], capture_output=True, check=True).stdout
+        assert out == text.encode()

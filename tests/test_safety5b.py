@@ -494,8 +494,11 @@ def test_a_utf16_file_is_named_as_utf16(tmp_path: Path) -> None:
     (tmp_path / "u.yaml").write_bytes("name: a\nworkloads: []\n".encode("utf-16-le"))
     r = _cli("plan", "u.yaml", cwd=tmp_path)
     assert r.returncode == 2
-    assert r.stderr.decode() == ("Error: u.yaml: is UTF-16 text (every other byte is NUL), not UTF-8. Save it as UTF-8 "
-                                 "(e.g. iconv -f UTF-16 -t UTF-8); a planner file is plain UTF-8 text.\n"), r.stderr
+    # the byte order named since h36b 3, so that the iconv hint reads it (no BOM: 'UTF-16' alone would take it as
+    # big-endian, and UTF-32 text was called UTF-16)
+    assert r.stderr.decode() == ("Error: u.yaml: is UTF-16 (little-endian) text (every other byte is NUL), not UTF-8. "
+                                 "Save it as UTF-8 (e.g. iconv -f UTF-16LE -t UTF-8 FILE > NEW); a planner file is "
+                                 "plain UTF-8 text.\n"), r.stderr
 
 
 @pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)

@@ -98,9 +98,14 @@ class InputFile:
         try:
             text = self.data.decode("utf-8")
         except UnicodeDecodeError as exc:
+            other = resave_problem(self.data)  # UTF-16 or UTF-32, said so with the iconv to paste (h36b 3)
+            if other is not None:
+                raise FileProblem(*other) from exc
             line = self.data[: exc.start].count(b"\n") + 1
             raise FileProblem(f"is not UTF-8 text (byte 0x{self.data[exc.start]:02x})", line,
                               "Save it as UTF-8.") from exc
+        if "\0" in text[:4096] and (other := resave_problem(self.data)) is not None:  # ASCII in UTF-16/32: valid
+            raise FileProblem(*other)  # UTF-8 with NULs
         if text.startswith("\ufeff"):
             text = text[1:]
         if not text.strip():
@@ -230,3 +235,46 @@ def _read_bounded(fd: int, max_bytes: int) -> bytes:
         parts.append(chunk)
         total += len(chunk)
     return b"".join(parts)
+
+
+#: Byte order marks of UTF-32 and UTF-16 (UTF-32 LE's first, as it begins with UTF-16 LE's), with the encoding
+#: iconv reads past the mark (The Unicode Standard, section 23.8, Byte Order Mark).
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)", "UTF-32"),
+         (b"\xff\xfe", "UTF-16 (little-endian)", "UTF-16"), (b"\xfe\xff", "UTF-16 (big-endian)", "UTF-16"))
+
+
+def unicode_form(data: bytes) -> tuple[str, str] | None:
+    """(what the bytes are, the iconv encoding that reads them) for text saved as UTF-32 or UTF-16, told by its byte
+    order mark ('UTF-16 (little-endian) text, by its byte order mark', 'UTF-16') or, without one, by where the NUL
+    bytes of mostly-ASCII text fall in its first 4,096 bytes: three of every four in UTF-32, every other one in UTF-16
+    ('UTF-32 (little-endian) text (3 of every 4 bytes are NUL)', 'UTF-32LE'); None for anything else. UTF-32 is
+    tested first: its NUL pattern also has every other byte NUL."""
+    for bom, name, iconv in _BOMS:
+        if data.startswith(bom):
+            return f"{name} text, by its byte order mark", iconv
+    head = data[:4096]
+    n = len(head) - len(head) % 4
+    if n < 4:
+        return None
+
+    def nul_share(step: int, at: int) -> float:
+        picked = head[at:n:step]
+        return picked.count(0) / len(picked)
+
+    for order, zero, other in (("little-endian", (1, 2, 3), 0), ("big-endian", (0, 1, 2), 3)):
+        if all(nul_share(4, i) >= 0.9 for i in zero) and nul_share(4, other) <= 0.1:
+            return f"UTF-32 ({order}) text (3 of every 4 bytes are NUL)", "UTF-32" + ("LE" if other == 0 else "BE")
+    for order, zero, other in (("little-endian", 1, 0), ("big-endian", 0, 1)):
+        if nul_share(2, zero) >= 0.9 and nul_share(2, other) <= 0.1:
+            return f"UTF-16 ({order}) text (every other byte is NUL)", "UTF-16" + ("LE" if other == 0 else "BE")
+    return None
+
+
+def resave_problem(data: bytes) -> tuple[str, None, str] | None:
+    """(problem, no line, hint) for bytes that are UTF-16 or UTF-32 text (:func:`unicode_form`), naming the
+    encoding and the iconv command that saves them as UTF-8; None for other bytes."""
+    other = unicode_form(data)
+    if other is None:
+        return None
+    return (f"is {other[0]}, not UTF-8", None,
+            f"Save it as UTF-8 (e.g. iconv -f {other[1]} -t UTF-8 FILE > NEW); a planner file is plain UTF-8 text.")

@@ -778,10 +778,12 @@ def _parse_pure(text: str) -> Any:
     except yaml.reader.ReaderError as exc:
         line = text[: exc.position].count("\n") + 1
         char = exc.character if isinstance(exc.character, str) else chr(exc.character)
-        if char == "\0" and text.count("\0") * 3 >= len(text):  # ASCII in UTF-16: every other byte is NUL
-            raise YamlProblem("is UTF-16 text (every other byte is NUL), not UTF-8", None,
-                              "Save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8); a planner file is plain UTF-8 "
-                              "text.") from exc
+        if char == "\0":  # ASCII in UTF-16 or UTF-32: NUL bytes in a pattern (h36b 3: UTF-32 was called UTF-16)
+            from planner.core.infile import resave_problem
+
+            other = resave_problem(text.encode("utf-8", "surrogateescape"))
+            if other is not None:
+                raise YamlProblem(*other) from exc
         raise YamlProblem(f"holds the control character U+{ord(char):04X}, which YAML does not allow", line,
                           "Remove it; a planner file is plain text.") from exc
     try:

@@ -265,3 +265,38 @@ def test_utf16_and_utf32_files_are_named_with_an_iconv_that_reads_them(tmp_path:
     if shutil.which("iconv"):  # the hint, run: it gives the text back, no NULs
         out = subprocess.run(["iconv", "-f", iconv, "-t", "UTF-8", "u.yaml"], capture_output=True, check=True).stdout
         assert out == text.encode()
+
+
+# -- h36b 4, 5: config.json nesting capped at the 200 the message states; a noncharacter's reason -------------------
+
+@pytest.mark.parametrize("depth, refused", [(200, False), (201, True), (500, True)])
+def test_a_config_json_nested_past_200_is_refused_as_said(tmp_path: Path, depth: int, refused: bool) -> None:
+    # depth counts the top object: '{"a": [[...]]}' with depth - 1 lists; json itself reads about 1,000 levels
+    from planner.core.jsonio import load_json_mapping
+    from planner.core.yamlrules import YamlProblem
+
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "llama",\n "a": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}")
+    try:
+        load_json_mapping(path)
+        said = None
+    except YamlProblem as exc:
+        said = (exc.problem, exc.line)
+    if refused:
+        assert said == ("is nested too deeply (more than 200 mappings or lists one inside another)", 2), said
+    else:
+        assert said is None
+
+
+def test_a_noncharacter_in_a_config_json_is_not_said_to_be_unwritable_as_utf8(tmp_path: Path) -> None:
+    from planner.core.jsonio import load_json_mapping
+    from planner.core.yamlrules import YamlProblem
+
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "llama", "torch_dtype": "a\\ufffeb"}')
+    try:
+        load_json_mapping(path)
+    except YamlProblem as exc:
+        said = exc.problem
+    assert said == ("invalid text at key 'torch_dtype': it holds U+FFFE, a Unicode noncharacter, which no text planner "
+                    "reads may hold (the workbook's XML forbids it)"), said

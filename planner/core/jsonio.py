@@ -50,6 +50,11 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
     hidden = bidi_problem(text)  # a raw RLO in a string reorders what an editor shows; an escape ("\u202e") does not
     if hidden is not None:
         raise YamlProblem(*hidden)
+    from planner.core.yamlio import MAX_DEPTH
+
+    if text.count("[") + text.count("{") > MAX_DEPTH and (deep := _deep_line(text)) is not None:
+        # the cap the message states, as YAML's: json itself goes on to about 1,000 levels (h36b 4)
+        raise YamlProblem(_TOO_DEEP, deep, _TOO_DEEP_HINT)
     try:
         data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
                           parse_float=_finite_float, parse_int=_bounded_int)
@@ -70,8 +75,10 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
         line = _line_of(text, r'"' + re.escape(json.dumps(exc.name)[1:-1]) + r'"\s*:')
         # the character as U+DC80, not '\udc80': the CLI shows a quoted '\udcXX' as the byte '\xXX' it stands for in a
         # path (planner.core.names.byte_escapes), but a file decoded as UTF-8 holds no such byte, only the JSON escape
+        why = ("it cannot be written as UTF-8" if exc.what == "a lone surrogate" else  # h36b 5: a noncharacter is
+               "the workbook's XML forbids it")                                          # valid UTF-8 and JSON
         raise YamlProblem(f"invalid text at key {exc.name!a}: it holds U+{ord(exc.char):04X}, {exc.what}, which no "
-                          "text may hold (it cannot be written as UTF-8 or JSON)", line,
+                          f"text planner reads may hold ({why})", line,
                           "Copy the config.json as the model publishes it.") from exc
     except _Duplicate as exc:
         line = _line_of(text, r'"' + re.escape(exc.name) + r'"\s*:', occurrence=2)

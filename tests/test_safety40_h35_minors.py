@@ -300,3 +300,16 @@ def test_a_noncharacter_in_a_config_json_is_not_said_to_be_unwritable_as_utf8(tm
         said = exc.problem
     assert said == ("invalid text at key 'torch_dtype': it holds U+FFFE, a Unicode noncharacter, which no text planner "
                     "reads may hold (the workbook's XML forbids it)"), said
+
+
+def test_a_skypilot_csv_in_utf16_without_a_bom_is_named_so(tmp_path: Path) -> None:
+    # h36b 3 (related): said as "line 1 column 2: holds U+0000 (NUL) ... Remove it"
+    from tests.sky_helpers import run_cli
+
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1,us-east-1a,x86_64")
+    path.write_bytes(path.read_text().encode("utf-16-le"))
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert " ".join(out.split()) == (f"Error: {path}: not UTF-8: it is UTF-16 (little-endian) text (every other byte is "
+                                     "NUL). Save it as UTF-8 (e.g. iconv -f UTF-16LE -t UTF-8 FILE > NEW), or give "
+                                     "the provider's vms.csv as SkyPilot publishes it, then import it again."), out

@@ -157,6 +157,13 @@ def _check_utf16(path: Path, data: bytes) -> None:
                                 f"so it is a {name.split(' ')[0]} text file",
                                 hint="Save it as UTF-8 (a spreadsheet's 'CSV UTF-8', an editor's 'UTF-8' encoding), "
                                      "or give the provider's vms.csv as SkyPilot publishes it, then import it again.")
+    from planner.core.infile import unicode_form
+
+    other = unicode_form(data)  # no byte order mark, but the NULs of UTF-16 or UTF-32 text (h36b 3: said as U+0000)
+    if other is not None:
+        raise ImportProblem(f"{path}: not UTF-8: it is {other[0]}",
+                            hint=f"Save it as UTF-8 (e.g. iconv -f {other[1]} -t UTF-8 FILE > NEW), or give the "
+                                 "provider's vms.csv as SkyPilot publishes it, then import it again.")
 
 
 #: What to do about a '"' that opens a value spanning lines: SkyPilot's vms.csv quotes only GpuInfo, on one line.

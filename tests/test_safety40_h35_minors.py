@@ -313,3 +313,23 @@ def test_a_skypilot_csv_in_utf16_without_a_bom_is_named_so(tmp_path: Path) -> No
     assert " ".join(out.split()) == (f"Error: {path}: not UTF-8: it is UTF-16 (little-endian) text (every other byte is "
                                      "NUL). Save it as UTF-8 (e.g. iconv -f UTF-16LE -t UTF-8 FILE > NEW), or give "
                                      "the provider's vms.csv as SkyPilot publishes it, then import it again."), out
+
+
+@pytest.mark.parametrize("out, hint", [
+    ("$'-'", "Give out='./-'."),                          # '-' is refused in turn (options), was hinted
+    ("$' lead'", "Give out='lead'."),                     # ' lead' is refused in turn (a blank), was hinted
+    ("$'~'/x", "Give out=os.path.expanduser('~/x')."),    # '~/x' is refused in turn (Python expands no '~')
+])
+def test_an_api_out_hint_is_not_refused_in_turn(tmp_path: Path, monkeypatch, out: str, hint: str) -> None:
+    from planner import plan
+    from planner.core.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    scenario = str(Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml")
+    try:
+        plan(scenario, out=out)
+        said = None
+    except InputError as exc:
+        said = str(exc)
+    assert said is not None and said.endswith(hint), said
+    assert list(tmp_path.iterdir()) == []

@@ -453,11 +453,16 @@ def out_of(out: Any) -> Path | None:
         text = os.fspath(out)
         from planner.core.outpath import utf8_reading
 
+        from planner.core.outhint import settled_path
+
         utf = utf8_reading(text) if isinstance(text, str) else None
+        fixed = settled_path(problem[1]) if problem[1] != text else None  # never refused in turn (h35a: "$'-'")
         hint = (f"Its bytes are UTF-8 for {utf!a}: run under a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1."
                 if utf is not None else
                 f"Expand it first, e.g. out=os.path.expandvars({text!r}), or give the folder's path itself."
-                if problem[1] == text else f"Give out={problem[1]!r}." if problem[1] is not None else
+                if problem[1] == text else
+                f"Give out=os.path.expanduser({fixed!r})." if fixed is not None and fixed.startswith("~") else
+                f"Give out={fixed!r}." if fixed is not None else
                 "Give out= a local folder's path, e.g. out='reports'.")  # a URL or a Windows path: none meant
         raise InputError(f"out={escape_unsafe(repr(text))} {problem[0]}", entry="out", hint=hint)
     return path

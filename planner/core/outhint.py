@@ -86,3 +86,11 @@ def _settle(cand: str | None, *, leading: bool) -> tuple[str, bool] | None:
             return None
         cand = problem[1]
     return None
+
+
+def settled_path(meant: str | None) -> str | None:
+    """The path ``meant`` after every rule of planner.core.outpath.out_path_problem has had its say, as a plain
+    path (the Python API's ``out=`` hint, given as a repr; a '~' start stays, for the API to offer expanded), or
+    None where no path can be told."""
+    found = _settle(meant, leading=False)
+    return None if found is None else found[0]

@@ -333,3 +333,28 @@ def test_an_api_out_hint_is_not_refused_in_turn(tmp_path: Path, monkeypatch, out
         said = str(exc)
     assert said is not None and said.endswith(hint), said
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind, shown", [("link", "a symbolic link"), ("file", "a file")])
+def test_a_link_or_file_named_like_a_staging_folder_is_said_and_kept(tmp_path: Path, kind: str, shown: str) -> None:
+    # h35a: a symlink named '.planner-staging-x' was passed over without a word
+    from planner.core.atomic import write_text
+    from planner.core.reportset import ReportSet
+    from planner.core.stagerecord import STAGING_PREFIX
+
+    out = tmp_path / "o"
+    out.mkdir()
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    odd = out / (STAGING_PREFIX + "linked01")
+    if kind == "link":
+        odd.symlink_to(target)
+    else:
+        odd.write_text("mine\n")
+    with ReportSet(out, set_name="plan r") as rs:
+        write_text(rs.path("r.json"), "{}\n")
+        rs.commit()
+    assert odd.is_symlink() if kind == "link" else odd.read_text() == "mine\n"
+    assert target.is_dir() and list(target.iterdir()) == []
+    assert rs.notes == [f"Kept {odd}: it is named like planner's staging folders but is {shown}, which planner never "
+                        "makes there; planner leaves it."], rs.notes

@@ -100,7 +100,8 @@ from planner.core.destinations import check_destinations, refuse_input  # noqa: 
 from planner.core.destinations import what_it_is
 from planner.core.resolved import absolute_out, show_error, show_path, show_text
 from planner.core.stagemark import (EMPTY, MARK_HEADER, NO_MARK, NOT_REMOVED, OLD, STAGING_MARK, TMP,
-                                    capped_leftovers, clear_staging, made_by_mkdtemp, named_here, own_stream)
+                                    capped_leftovers, clear_staging, dead_staging_note, made_by_mkdtemp,
+                                    named_here, own_stream)
 from planner.core.stagerecord import (FOLDER_KEY, StagingMoved, clear_own, open_folder, open_mark, record,
                                       staged_records)
 from planner.core.moves import check_staged, same_staging
@@ -108,6 +109,7 @@ from planner.core.moves import check_staged, same_staging
 # the staging mark and the cleanup that goes by it (planner.core.stagemark), under the names tests and modules use
 _NO_MARK, _NOT_REMOVED, _MARK_HEADER, _TMP, _OLD = NO_MARK, NOT_REMOVED, MARK_HEADER, TMP, OLD
 _own_stream, _named_here, _made_by_mkdtemp, _clear_staging = own_stream, named_here, made_by_mkdtemp, clear_staging
+_dead_staging_note = dead_staging_note  # moved to planner.core.stagemark
 
 
 class ReportSet:
@@ -716,6 +718,10 @@ class ReportSet:
                         self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left,
                                                              temps=found.get("temps", 0),
                                                              moved=found.get("moved", True)))
+                elif e.name.startswith(STAGING_PREFIX):  # a link or file of that name: never planner's (h35a)
+                    kind = "a file" if e.is_file(follow_symlinks=False) else what_it_is(os.lstat(e.path).st_mode)
+                    self.notes.append(f"Kept {e.path}: it is named like planner's staging folders but is {kind}, "
+                                      "which planner never makes there; planner leaves it.")
             except OSError:
                 continue
         self.notes[said:] = capped_leftovers(self.notes[said:], self.out)  # h33a m4, h34a m4
@@ -777,50 +783,6 @@ def _entry(set_name: str, digest: str, size: int, old: dict | None = None, origi
     return entry
 
 
-def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str], *, temps: int = 0,
-                       moved: bool = True) -> str:
-    """What clearing a dead run's staging ``folder`` did, in one line: it held ``held`` files; ``left``: those
-    kept (not the run's own); ``temps``: how many of those removed were temporaries (half-written, said as such,
-    never counted as reports: h33a m3); ``moved``: whether that run's mark says its moves began. Only such a run
-    may have left a set that mixes new and older reports: the manifest names them (:func:`_mixed_names`); without
-    one, the names cannot be told."""
-    gone = [n for n in left if n.startswith(_NOT_REMOVED)]  # emptied, but the folder itself would not go
-    left = [n for n in left if not n.startswith(_NOT_REMOVED)]
-    removed = held - len(left) - temps
-    could_mix = removed > 0 and moved
-    mixed = _mixed_names(out) if could_mix else []  # the manifest read only when it matters
-    if could_mix and mixed:
-        why = (f"the reports of that run in {out} ({', '.join(mixed[:3])}{', ...' if len(mixed) > 3 else ''}) may "
-               "mix its new files with older ones; run it again to rewrite them whole")
-    elif could_mix and not (out / MANIFEST).is_file():
-        why = (f"{out} has no {MANIFEST} to tell whether that run was stopped during its moves, so its reports "
-               "there may mix new files with older ones; run it again to rewrite them whole")
-    else:
-        why = ""
-    temp_text = f"{temps} unfinished temporary file(s)"
-    said = (" and ".join(([f"{removed} file(s) of its reports"] if removed > 0 or not temps else [])
-                         + ([temp_text] if temps else [])) + (f": {why}" if why else ""))
-    what_went = " and ".join(([f"the {removed} file(s) of reports"] if removed > 0 else [])
-                             + ([f"{'the ' if removed <= 0 else ''}{temp_text}"] if temps else []))
-    removed += temps
-    run = "a planner run stopped during its moves" if mixed else "a stopped planner run"
-    if not left and gone:
-        said = (f" Planner removed {what_went} that {run} left there" +
-                (f"; {why}" if why else "") + ".") if removed > 0 else ""
-        return (f"Left {folder}: it could not be removed ({gone[0][len(_NOT_REMOVED):-1]}); check it and remove it "
-                f"yourself.{said}")
-    if not left:
-        return f"Removed {folder}, which {run} left, with {said}."
-    shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
-    removed_from = (f" planner removed {what_went} that {run} left there" +
-                    (f"; {why}" if why else "") + ".") if removed > 0 else ""
-    what = {(_NO_MARK,): "no planner mark, so planner cannot tell it made it",
-            (EMPTY,): "nothing, not even planner's mark, so planner cannot tell it made it (a run stopped just "
-                      "after making its folder, or just after removing its mark, leaves one so)"}.get(
-        tuple(left), f"{shown}, which planner cannot tell it wrote")  # h27a m4, h35a m12
-    return f"Left {folder}: it holds {what}; check it and remove it yourself.{removed_from.replace(' planner', ' Planner', 1)}"
-
-
 def _held_here(fd: int) -> bool:
     """Whether the ``flock`` on the folder open as ``fd`` is held by this process (another thread's call into the same
     folder, or a lock the program took itself): Linux's /proc/locks lists each lock's process id (the process's, for
@@ -870,18 +832,6 @@ def _files_in(folder: Path) -> int:
         return sum(1 for e in os.scandir(folder) if e.name != STAGING_MARK)
     except OSError:
         return 0
-
-
-def _mixed_names(out: Path) -> list[str]:
-    """The reports whose manifest entry still lists two hashes (the new and the previous report): the
-    manifest a run writes before its moves, never replaced by the one after them, so the run was stopped
-    during its moves and each such name may hold either file; [] when the manifest is the one after (or
-    none, or not planner's)."""
-    try:
-        manifest = read_manifest(out)
-    except OutputError:
-        return []
-    return sorted(n for n, e in manifest.items() if len(e.get("sha256") or []) > 1 and _lexists(out / n))
 
 
 def _listed_hashes(out: Path) -> set[str]:

@@ -39,7 +39,9 @@ from pathlib import Path
 
 from planner.core.atomic import own_file_sha256
 from planner.core.stagerecord import FOLDER_KEY, STAGING_MARK, STAGING_PREFIX
-from planner.core.manifest import DEFAULT_NAME_ENCODING, MANIFEST, MANIFEST_MAX_BYTES, fs_encoding, name_encoding
+from planner.core.errors import OutputError
+from planner.core.manifest import (DEFAULT_NAME_ENCODING, MANIFEST, MANIFEST_MAX_BYTES, fs_encoding, name_encoding,
+                                   read_manifest)
 
 #: The first line of a staging folder's mark; the entries follow, one JSON value a line.
 MARK_HEADER = b"planner staging folder 1\n"
@@ -333,3 +335,59 @@ def _leftover_name(note: str) -> str:
     """The file or folder a leftover note names: its path's last part (after 'Removed ', 'Left ', 'Kept ')."""
     path = note.split(" ", 1)[-1].split(":", 1)[0].split(",", 1)[0]
     return os.path.basename(path.rstrip("/")) or path
+
+
+def dead_staging_note(out: Path, folder: Path, held: int, left: list[str], *, temps: int = 0,
+                      moved: bool = True) -> str:
+    """What clearing a dead run's staging ``folder`` did, in one line: it held ``held`` files; ``left``: those
+    kept (not the run's own); ``temps``: how many of those removed were temporaries (half-written, said as such,
+    never counted as reports: h33a m3); ``moved``: whether that run's mark says its moves began. Only such a run
+    may have left a set that mixes new and older reports: the manifest names them (:func:`mixed_names`); without
+    one, the names cannot be told."""
+    gone = [n for n in left if n.startswith(NOT_REMOVED)]  # emptied, but the folder itself would not go
+    left = [n for n in left if not n.startswith(NOT_REMOVED)]
+    removed = held - len(left) - temps
+    could_mix = removed > 0 and moved
+    mixed = mixed_names(out) if could_mix else []  # the manifest read only when it matters
+    if could_mix and mixed:
+        why = (f"the reports of that run in {out} ({', '.join(mixed[:3])}{', ...' if len(mixed) > 3 else ''}) may "
+               "mix its new files with older ones; run it again to rewrite them whole")
+    elif could_mix and not (out / MANIFEST).is_file():
+        why = (f"{out} has no {MANIFEST} to tell whether that run was stopped during its moves, so its reports "
+               "there may mix new files with older ones; run it again to rewrite them whole")
+    else:
+        why = ""
+    temp_text = f"{temps} unfinished temporary file(s)"
+    said = (" and ".join(([f"{removed} file(s) of its reports"] if removed > 0 or not temps else [])
+                         + ([temp_text] if temps else [])) + (f": {why}" if why else ""))
+    what_went = " and ".join(([f"the {removed} file(s) of reports"] if removed > 0 else [])
+                             + ([f"{'the ' if removed <= 0 else ''}{temp_text}"] if temps else []))
+    removed += temps
+    run = "a planner run stopped during its moves" if mixed else "a stopped planner run"
+    if not left and gone:
+        said = (f" Planner removed {what_went} that {run} left there" +
+                (f"; {why}" if why else "") + ".") if removed > 0 else ""
+        return (f"Left {folder}: it could not be removed ({gone[0][len(NOT_REMOVED):-1]}); check it and remove it "
+                f"yourself.{said}")
+    if not left:
+        return f"Removed {folder}, which {run} left, with {said}."
+    shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
+    removed_from = (f" planner removed {what_went} that {run} left there" +
+                    (f"; {why}" if why else "") + ".") if removed > 0 else ""
+    what = {(NO_MARK,): "no planner mark, so planner cannot tell it made it",
+            (EMPTY,): "nothing, not even planner's mark, so planner cannot tell it made it (a run stopped just "
+                      "after making its folder, or just after removing its mark, leaves one so)"}.get(
+        tuple(left), f"{shown}, which planner cannot tell it wrote")  # h27a m4, h35a m12
+    return f"Left {folder}: it holds {what}; check it and remove it yourself.{removed_from.replace(' planner', ' Planner', 1)}"
+
+
+def mixed_names(out: Path) -> list[str]:
+    """The reports whose manifest entry still lists two hashes (the new and the previous report): the
+    manifest a run writes before its moves, never replaced by the one after them, so the run was stopped
+    during its moves and each such name may hold either file; [] when the manifest is the one after (or
+    none, or not planner's)."""
+    try:
+        manifest = read_manifest(out)
+    except OutputError:
+        return []
+    return sorted(n for n, e in manifest.items() if len(e.get("sha256") or []) > 1 and os.path.lexists(out / n))

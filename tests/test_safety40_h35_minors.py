@@ -358,3 +358,51 @@ def test_a_link_or_file_named_like_a_staging_folder_is_said_and_kept(tmp_path: P
     assert target.is_dir() and list(target.iterdir()) == []
     assert rs.notes == [f"Kept {odd}: it is named like planner's staging folders but is {shown}, which planner never "
                         "makes there; planner leaves it."], rs.notes
+
+
+@pytest.mark.slow  # a few seconds (a bash per hint): CI's second step runs it (pyproject addopts)
+def test_every_out_hint_pastes_into_bash_as_a_path_the_checks_take(tmp_path: Path, monkeypatch) -> None:
+    """Fuzz: --out texts built of quotes, '$', '~', '-', blanks, escapes and letters. Each refusal's hint ("Write
+    --out X") is given to bash as one word; what bash makes of it must pass every check (no hint refused in turn,
+    h35a m2-m12), with the hint's variables and '~' expanded as bash does. The seed is fixed: the same texts each run."""
+    import random
+    import re
+    import subprocess
+
+    import click
+
+    from planner.cli.common import out_dir_option
+    from planner.cli.plan import plan as plan_cmd
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OLDPWD", raising=False)  # so '~-' is no expandable start here, as in the bash below
+    home = str(tmp_path / "home")
+    monkeypatch.setenv("HOME", home)
+    param = next(p for p in plan_cmd.params if p.name == "out_dir")
+    ctx = click.Context(plan_cmd)
+
+    def refusal(text: str) -> str | None:
+        try:
+            out_dir_option(ctx, param, text)
+        except click.exceptions.ClickException as exc:
+            return exc.format_message()
+        return None
+
+    pieces = ["'", '"', "$", "$'", "~", "-", " ", "/", "a", "b", "\\", "\u201c", "\u201d", ".", "\t", "x y", "*",
+              "{a,b}", "\\x41", "\\t", "\\'", "$HOME"]
+    rng = random.Random(36)
+    hints, wrong = 0, []
+    for _ in range(600):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        said = refusal(text)
+        m = re.search(r"Write (?:it unquoted \()?--out (.*?)(?:\), or give the path itself| without it(?: \(and the "
+                      r"others of its kind\))?)?\.$", said or "")
+        if m is None:
+            continue
+        hints += 1
+        got = subprocess.run(["bash", "-c", f"printf %s {m.group(1)}"], capture_output=True, text=True,
+                             env={"HOME": home, "PATH": "/usr/bin:/bin"})
+        if got.returncode != 0 or refusal(got.stdout) is not None:
+            wrong.append((text, m.group(1), got.stdout, got.stderr))
+    assert hints > 100  # the texts make hints at all
+    assert wrong == []

@@ -32,34 +32,49 @@ def pasteable(path: str) -> str:
     return escape_unsafe(shlex.quote(path))
 
 
-def expandable(path: str) -> str:
-    """A path that begins with ``~``, ``~user`` or ``$VAR`` as bash must read it for the shell to expand that start
-    and take the rest as written: the start unquoted (a variable in double quotes, which expand it without
-    splitting it), the rest quoted ('~/x y' -> ``~/'x y'``, '$HOME/a b' -> ``"$HOME"'/a b'``)."""
-    m = _LEADING_VAR.match(path)
-    if m is not None:
-        head, rest = f'"{m.group()}"', path[m.end():]
-    else:
-        head, sep, rest = path.partition("/")
-        head += sep
-    return escape_unsafe(head + (shlex.quote(rest) if rest else ""))
+def _expandable_start(head: str) -> bool:
+    """Whether bash expands ``head`` (a '~' start, or a '$VAR' one) to what the user means here: a variable set in
+    this environment (an unset one expands to nothing), '~' and '~+' always, '~-' where OLDPWD is set, and '~user'
+    for a user this system knows (bash(1), Tilde Expansion: an unknown one is left as written)."""
+    import os
+
+    if head.startswith("$"):
+        return head.strip("${}") in os.environ
+    name = head.rstrip("/")[1:]
+    if name in ("", "+"):
+        return True
+    if name == "-":
+        return "OLDPWD" in os.environ
+    try:
+        import pwd
+
+        pwd.getpwnam(name)
+        return True
+    except (ImportError, KeyError, ValueError, OSError):
+        return False
 
 
 def settled(meant: str | None) -> str | None:
     """The path ``meant`` after every rule that refuses --out has had its say (planner.core.outpath.out_path_problem:
     quotes left in, blanks at a folder's edge, invisible characters, a first name beginning with '-'), as a hint
-    to paste (:func:`pasteable`, or :func:`expandable` for a ``~`` or ``$VAR`` start, which the shell is to expand),
-    or None where no path can be told (a URL, a pattern, '~' or a variable inside the path, an empty path)."""
+    to paste: quoted (:func:`pasteable`), or for a ``~`` or ``$VAR`` start, which the shell is to expand, that start
+    unquoted (a variable in double quotes, which expand it without splitting it) and the rest quoted ('~/x y' ->
+    ``~/'x y'``, '$HOME/a b' -> ``"$HOME"'/a b'``); None where no path can be told (a URL, a pattern, '~' or a
+    variable inside the path, an empty path, an unset variable or unknown user at the start)."""
     found = _settle(meant, leading=True)
     if found is None:
         return None
-    return expandable(found[0]) if found[1] else pasteable(found[0])
+    head, rest = found
+    if not head:
+        return pasteable(rest)
+    start = f'"{head}"' if head.startswith("$") else head
+    return escape_unsafe(start + (shlex.quote(rest) if rest else ""))
 
 
-def _settle(cand: str | None, *, leading: bool) -> tuple[str, bool] | None:
-    """(the path :func:`settled` arrives at, as a str; whether its start is a '~' or '$VAR' for the shell to
-    expand), or None. ``leading``: whether such a start is the shell's to expand (the whole path) rather than a
-    folder's name (the rest after it)."""
+def _settle(cand: str | None, *, leading: bool) -> tuple[str, str] | None:
+    """(the start for the shell to expand, '' for none: '~/', '~user/', '$HOME'; the path after it) that
+    :func:`settled` arrives at, or None. ``leading``: whether such a start is the shell's to expand (the whole
+    path) rather than a folder's name (the rest after it)."""
     for _ in range(_ROUNDS):
         if cand is None or not cand.strip("/"):
             return None
@@ -75,13 +90,15 @@ def _settle(cand: str | None, *, leading: bool) -> tuple[str, bool] | None:
                 if not _TILDE.fullmatch(head):
                     return None  # "~'": no start bash expands, nor a name to write (a quote left in)
                 head += sep
+            if not _expandable_start(head):
+                return None  # '$a' unset, '~nosuchuser': bash would not give the path meant
             if not rest.strip("/"):
-                return cand, True
+                return head, rest
             after = _settle(rest, leading=False)
-            return None if after is None else (head + after[0], True)
+            return None if after is None else (head, after[1])
         problem = out_path_problem(cand)
         if problem is None:
-            return cand, False
+            return "", cand
         if problem[1] is None or problem[1] == cand:
             return None
         cand = problem[1]
@@ -93,4 +110,4 @@ def settled_path(meant: str | None) -> str | None:
     path (the Python API's ``out=`` hint, given as a repr; a '~' start stays, for the API to offer expanded), or
     None where no path can be told."""
     found = _settle(meant, leading=False)
-    return None if found is None else found[0]
+    return None if found is None else found[1]

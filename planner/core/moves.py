@@ -83,6 +83,9 @@ class _Moves:
     #: the names in :attr:`saved` where the file kept in the staging folder is the one planner moved away (a
     #: stale report taken) and the file at the name is the one saved meanwhile
     displaced: list[str] = field(default_factory=list)
+    #: new reports changed after the check, through a descriptor opened on them before it (:func:`_recheck_new`):
+    #: putting the set back keeps each in the staging folder, never at its name
+    late: set[str] = field(default_factory=set)
 
 
 def _noreplace(src: Path, dst: Path, moves: _Moves) -> None:
@@ -195,6 +198,7 @@ def check_staged(rs: Any, recorded: dict[str, tuple[str, int, tuple[int, int]]])
     """
     assert rs._staging is not None
     same_staging(rs)
+    rs.checked = dict(recorded)  # for the check after the moves (:func:`move_into_place`)
     for name in rs._names:
         if name not in recorded:
             continue
@@ -210,6 +214,13 @@ def check_staged(rs: Any, recorded: dict[str, tuple[str, int, tuple[int, int]]])
             raise OutputError(f"{rs.out / name}: planner wrote this report in its staging folder, but another "
                               "program removed it there before it was moved into place; nothing was changed in "
                               f"{rs.out}. Check what writes there and run again.")
+        if what in ("linked", "open"):  # h36a 4, N1: either could change the report after this check
+            rs.made[name] = None  # type: ignore[assignment]  (left for the user: its other name or holder)
+            how = ("has another hard link, made by another program after planner wrote it (through that name the "
+                   "report could be changed once in place)" if what == "linked" else
+                   "is held open by another program, which could write into it after planner checked it")
+            raise OutputError(f"{rs._staging / name}: {how}; it was left there, and nothing was changed in {rs.out}. "
+                              "Check what opens or links files there (fuser -v, lsof) and run again.")
         if what is not None:
             rs.made[name] = None  # type: ignore[assignment]  (not planner's file now: left, never removed)
             link = " (it is now a symbolic link)" if os.path.islink(rs._staging / name) else ""
@@ -266,7 +277,9 @@ def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
                 _noreplace(kept, dst, moves)
                 moves.steps.pop()
                 continue
-            if _sha256(kept) != digests.get(name):  # what came out is not planner's new file: a later save
+            if name in moves.late:  # planner's new file, written to by another program: kept in staging, said
+                pass
+            elif _sha256(kept) != digests.get(name):  # what came out is not planner's new file: a later save
                 moves.saved.append((name, kept))
             elif name in moves.left:  # a chmod/setfacl/chgrp the user made on the new report is not undone
                 try:
@@ -281,7 +294,7 @@ def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
         elif how == "placed":
             away = rs._staging / name
             os.rename(dst, away)  # taken away by rename: a save made meanwhile is not deleted
-            if _sha256(away) != digests.get(name):
+            if _sha256(away) != digests.get(name) and name not in moves.late:
                 _noreplace(away, dst, moves)
         elif how == "taken":
             try:
@@ -325,6 +338,7 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         for how, name, kept in moves.steps:
             if how == "replaced" and _sha256(kept) not in manifest.get(name, {}).get("sha256", []):
                 raise Changed(name)
+        _recheck_new(rs, moves)
     except (OSError, OutputError, Changed) as exc:
         why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
         try:
@@ -336,10 +350,16 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
                               f"set back failed too ({getattr(again, 'strerror', None) or again}); "
                               f"{_where_now(rs, moves)} Check the directory and run again.") from None
         kept = ""
-        if moves.saved:
+        if moves.saved or moves.late:  # a save made meanwhile, or a new report another program wrote into: kept
             _keep(rs, mark)
             kept = _saved_text(rs, moves, digests, exc.name if isinstance(exc, Changed) else None)
         kept += "".join(f" {note}" for note in moves.notes)  # a permission change carried onto the set put back
+        if isinstance(exc, Changed) and exc.what == "late":
+            raise OutputError(f"{rs.out / exc.name}: planner's new report was changed by another program after planner "
+                              "checked it (written through a descriptor opened on it in the staging folder, or given "
+                              f"another name); it is kept in {rs._staging}, and the previous set was put back as it "
+                              "was: nothing was replaced. Check what opens files there (fuser -v, lsof) and run "
+                              "again." + kept) from None
         if isinstance(exc, Changed) and exc.created:
             raise OutputError(f"{rs.out / exc.name}: was created while planner was writing the reports (by another "
                               "program); it was left as it is, and the previous set as it was: nothing was "
@@ -373,6 +393,25 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
     _recheck_gained(rs, removed, moves)
     rs.previous = [step for step in moves.steps if step[2] is not None]  # for finish_removal
     return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]
+
+
+def _recheck_new(rs: Any, moves: _Moves) -> None:
+    """Check each new report again now that it is in place: still the file planner made, of the bytes it wrote and
+    no other name (:func:`planner.core.stagerecord.unchanged`; not whether it is open: a file manager may look at
+    a new file at once). A write through a descriptor another program opened on it in the staging folder before
+    the check (h36a N1) lands here, as an edit in place would: :class:`Changed` (``what="late"``), and the set is
+    put back with that file kept in the staging folder, never left in place."""
+    checked = getattr(rs, "checked", None) or {}
+    for how, name, _ in moves.steps:
+        if how == "taken" or name not in checked:
+            continue
+        try:
+            what = unchanged(rs.out / name, *checked[name], alone=False)
+        except OSError:
+            what = "changed"
+        if what is not None:
+            moves.late.add(name)
+            raise Changed(name, what="late")
 
 
 def _saved_text(rs: Any, moves: _Moves, digests: dict[str, str], changed: str | None) -> str:

@@ -318,9 +318,19 @@ class ReportSet:
             return
         foreign, stuck = clear_own(self._staging, self._mark_id, self.made)
         if foreign:
-            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-            self.notes.append(f"Left {self._staging}: it holds {shown}, which this run did not put there, so planner "
-                              "removed only its own files; check it and remove it yourself.")
+            # a report this run staged that another program then changed, linked or held open: said so, not as a
+            # file this run did not put there (h35a, h36a)
+            ours = [n for n in foreign if n in self._names]
+            other = [n for n in foreign if n not in self._names]
+            said = []
+            if ours:
+                said.append(f"its report {', '.join(ours[:5])}{' and more' if len(ours) > 5 else ''}, which another "
+                            "program changed, linked or held open there after this run wrote it")
+            if other:
+                said.append(f"{', '.join(other[:5])}{f' and {len(other) - 5} more' if len(other) > 5 else ''}, which "
+                            "this run did not put there")
+            self.notes.append(f"Left {self._staging}: it holds {'; and '.join(said)}, so planner removed only its own "
+                              "files; check it and remove it yourself.")
             return
         try:
             os.rmdir(self._staging)

@@ -210,11 +210,13 @@ def _own_lines(mark: Path, ident: tuple[int, int] | None) -> list:
     return items
 
 
-def unchanged(path: Path, digest: str, size: int, ident: tuple[int, int]) -> str | None:
+def unchanged(path: Path, digest: str, size: int, ident: tuple[int, int], *, alone: bool = True) -> str | None:
     """Whether the staged report ``path`` is still the file planner made and wrote (h34a N1): opened without
     following a link, it must be the file of device and inode ``ident``, ``size`` bytes long and of SHA-256
-    ``digest`` (hashed again through that descriptor). None when it is; else "removed" (no file of that name) or
-    "changed" (another file at that name, or other bytes in it).
+    ``digest`` (hashed again through that descriptor), with no other name (one hard link: a name elsewhere would let
+    another program change it later, h36a 4) and, where ``alone``, open in no other descriptor (:func:`held_open`:
+    one opened on it could write into it after this check, h36a N1). None when it is; else "removed" (no file of
+    that name), "changed" (another file at that name, or other bytes in it), "linked" or "open".
 
     Raises:
         OSError: it cannot be opened or read for another reason.
@@ -236,9 +238,49 @@ def unchanged(path: Path, digest: str, size: int, ident: tuple[int, int]) -> str
         h = hashlib.sha256()
         while chunk := os.read(fd, 1 << 20):
             h.update(chunk)
-        return None if h.hexdigest() == digest else "changed"
+        if h.hexdigest() != digest:
+            return "changed"
+        if os.fstat(fd).st_nlink != 1:
+            return "linked"
+        return "open" if alone and held_open(fd) else None
     finally:
         os.close(fd)
+
+
+#: fcntl's F_SETLEASE (Linux, F_LINUX_SPECIFIC_BASE + 0) and F_SETSIG (10), for a Python whose fcntl module does
+#: not name them (asm-generic/fcntl.h).
+_F_SETLEASE = 1024
+_F_SETSIG = 10
+
+
+def held_open(fd: int) -> bool:
+    """Whether the file open as ``fd`` (this run's only descriptor on it) is open in another descriptor too, of this
+    process or another: Linux grants a write lease only on a file no other descriptor holds open (fcntl(2),
+    F_SETLEASE, F_WRLCK: EAGAIN otherwise), so the lease is taken and given back at once. False where leases cannot
+    tell (another system, a file system without them, leases disabled, a file of another owner: EINVAL, ENOLCK,
+    EACCES): the caller's other checks stand alone there."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        return False
+    import signal
+
+    setlease = getattr(fcntl, "F_SETLEASE", _F_SETLEASE)
+    try:
+        # another open() while the lease is held signals its holder, SIGIO unless this descriptor names another
+        # signal (F_SETSIG, per descriptor: no process-wide setting): SIGURG, whose default action is to ignore it
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETSIG", _F_SETSIG), signal.SIGURG)
+    except (OSError, AttributeError):
+        return False  # no way to keep a lease break from stopping the program: not tried
+    try:
+        fcntl.fcntl(fd, setlease, fcntl.F_WRLCK)
+    except OSError as exc:
+        return exc.errno in (errno.EAGAIN, errno.EBUSY)
+    try:
+        fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
+    except OSError:
+        pass
+    return False
 
 
 def unlink_same(path: str | Path, ident: tuple[int, int] | None) -> bool:

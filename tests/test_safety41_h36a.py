@@ -1,0 +1,117 @@
+"""Issue 28, hostile pass 36 (tester A, report h36a): a staged report another program holds open or links.
+
+N1: a program that opened a staged report before planner's pre-move check wrote into it after the check: the edited
+report was moved into place, said "Wrote ..." and the run exited 0. Now the check refuses a staged report another
+descriptor holds open (a write lease is granted only on a file no other descriptor holds: fcntl(2) F_SETLEASE), and
+each new report is checked again once in place; a change found then puts the previous set back and keeps the changed
+file in the staging folder. 4: a staged report given a hard link elsewhere was moved into place silently.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from planner.core.atomic import write_text
+from planner.core.errors import OutputError
+from planner.core.reportset import ReportSet
+
+
+def _commit(out: Path, text: str, before_commit=None) -> list[str]:
+    with ReportSet(out, set_name="plan r") as rs:
+        write_text(rs.path("r.json"), text)
+        if before_commit is not None:
+            before_commit(rs)
+        rs.commit()
+    return list(rs.notes)
+
+
+def _error(out: Path, text: str, before_commit) -> str:
+    try:
+        _commit(out, text, before_commit)
+    except OutputError as exc:
+        return str(exc)
+    raise AssertionError("the run went on")
+
+
+def test_a_staged_report_held_open_elsewhere_is_not_moved_into_place(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    _commit(out, "{}\n")
+    held = []
+
+    sets = []
+
+    def hold(rs) -> None:  # a descriptor another program could write through after the check
+        sets.append((rs, rs._staging))
+        held.append(os.open(rs._staging / "r.json", os.O_WRONLY | os.O_APPEND))
+
+    said = _error(out, '{"new": 1}\n', hold)
+    try:
+        assert "r.json: is held open by another program, which could write into it after planner checked it" in said
+        assert f"nothing was changed in {out}" in said
+        assert (out / "r.json").read_text() == "{}\n"  # the previous report, as it was
+        # the staged report is left, and said as this run's report another program held (h35a: it was said to be
+        # a file "this run did not put there")
+        rs, staging = sets[0]
+        assert rs.notes == [f"Left {staging}: it holds its report r.json, which another program "
+                                 "changed, linked or held open there after this run wrote it, so planner removed "
+                                 "only its own files; check it and remove it yourself."], rs.notes
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+def test_a_staged_report_with_another_hard_link_is_not_moved_into_place(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    outside = tmp_path / "outside.json"
+    said = _error(out, "{}\n", lambda rs: os.link(rs._staging / "r.json", outside))
+    assert "r.json: has another hard link, made by another program after planner wrote it" in said, said
+    assert not (out / "r.json").exists()
+    assert outside.read_text() == "{}\n"  # the other name is the user's: kept
+
+
+def test_a_write_after_the_check_puts_the_previous_set_back(tmp_path: Path, monkeypatch) -> None:
+    # the write lands after the pre-move check passed (a descriptor opened at that very moment): found once the
+    # report is in place, the previous set goes back and the changed file stays in the staging folder
+    from planner.core import reportset
+
+    out = tmp_path / "o"
+    _commit(out, "{}\n")
+    real = reportset.check_staged
+
+    def check_then_write(rs, recorded) -> None:
+        real(rs, recorded)
+        fd = os.open(rs._staging / "r.json", os.O_WRONLY | os.O_APPEND)
+        os.write(fd, b"# EVIL\n")
+        os.close(fd)
+
+    monkeypatch.setattr(reportset, "check_staged", check_then_write)
+    said = _error(out, '{"new": 1}\n', None)
+    assert said.startswith(f"{out / 'r.json'}: planner's new report was changed by another program after planner "
+                           "checked it"), said
+    assert (out / "r.json").read_text() == "{}\n"
+    kept = [p for p in out.glob(".planner-staging-*/r.json")]
+    assert len(kept) == 1 and kept[0].read_text() == '{"new": 1}\n# EVIL\n'
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_a_write_after_the_check_into_a_new_name_is_not_left_in_place(tmp_path: Path, monkeypatch,
+                                                                       first: bool) -> None:
+    from planner.core import reportset
+
+    out = tmp_path / "o"
+    if first:
+        out.mkdir()
+    real = reportset.check_staged
+
+    def check_then_write(rs, recorded) -> None:
+        real(rs, recorded)
+        with open(rs._staging / "r.json", "a") as fh:
+            fh.write("# EVIL\n")
+
+    monkeypatch.setattr(reportset, "check_staged", check_then_write)
+    said = _error(out, "{}\n", None)
+    assert "planner's new report was changed by another program" in said, said
+    assert not (out / "r.json").exists()

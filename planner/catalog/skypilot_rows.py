@@ -288,6 +288,10 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             leave(inst, shown, r["_line"],
                   f"line {r['_line']}: no Region ({'empty' if not r.get('Region') else 'blank'})")
             continue
+        zone_why = _zone_problem(provider, r)
+        if zone_why is not None:  # h36b N2: a zone of another region, or none, set the region's spot price
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {zone_why}")
+            continue
         price, spot = _num(r["Price"]), _spot(r, result)
         price_text, spot_text = r["Price"].strip(), (r["SpotPrice"] or "").strip() if spot is not None else ""
         zone = (r.get("AvailabilityZone") or "").strip()
@@ -400,6 +404,59 @@ def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] 
     if gid is None or (known is not None and gid not in known):
         return why
     return f"{why}; it holds {_first_foreign(acc)}: written {_quoted(folded)}, it would be GPU {gid}"
+
+
+#: The words of an AWS region's name as its zone ids abbreviate them (us-east-1 -> use1, ap-northeast-1 -> apne1,
+#: us-gov-west-1 -> usgw1), AWS EC2 User Guide, "AZ IDs"; a word not listed stands for its first letter.
+_AWS_ZONE_ID_WORDS = {"central": "c", "east": "e", "west": "w", "north": "n", "south": "s", "northeast": "ne",
+                      "northwest": "nw", "southeast": "se", "southwest": "sw", "gov": "g"}
+
+
+def aws_zone_id_prefix(region: str) -> str:
+    """The prefix of an AWS region's zone ids, as SkyPilot's AWS fetcher writes them in ``AvailabilityZone``
+    (sky/catalog/data_fetchers/fetch_aws.py joins each zone name with its id: ``use1-az1``, a Local Zone
+    ``use1-atl2-az1``): ``us-east-1`` -> ``use1``; a region name of fewer than three parts gives '' (none)."""
+    parts = region.lower().split("-")
+    if len(parts) < 3:
+        return ""
+    return parts[0] + "".join(_AWS_ZONE_ID_WORDS.get(w, w[:1]) for w in parts[1:-1]) + parts[-1]
+
+
+def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
+    """Why a row's ``AvailabilityZone`` cannot place its prices in its ``Region`` (None: it can, or the layout has
+    no such column, or the provider's zones are not named after its regions: RunPod's data centres).
+
+    AWS (SkyPilot's fetcher joins every row to a zone of its region, inner: an empty zone is never written;
+    github.com/skypilot-org/skypilot sky/catalog/data_fetchers/fetch_aws.py @005261080a6b) writes the zone id, ``use1-az4``, or a name, ``us-east-1a``, a Local Zone
+    ``us-east-1-bos-1a`` or Wavelength ``us-east-1-wl1-bos-wlz-1``: the region's name followed by a letter or
+    '-', or its id prefix (:func:`aws_zone_id_prefix`) followed by '-'. GCP's zones are ``REGION-LETTER``
+    (``us-central1-a``). An empty zone in an AWS file that has the column, or a zone of another region
+    (``us-west-2a`` under ``us-east-1``), would set that region's spot price from another place (h36b N2)."""
+    if provider not in ("aws", "gcp") or "AvailabilityZone" not in r:
+        return None
+    zone, region = (r.get("AvailabilityZone") or "").strip().lower(), (r.get("Region") or "").strip().lower()
+    if not re.fullmatch(r"[a-z]+(-[a-z]+)+-\d+" if provider == "aws" else r"[a-z]+-[a-z]+\d+", region):
+        # a region that is no region name (a lookalike, 'us--east-1', a zone's name): said as that, later
+        return None
+    if not zone:
+        if provider != "aws":
+            return None
+        return ("no AvailabilityZone (empty): SkyPilot's AWS fetcher writes a zone on every row, and the zone "
+                "places the row's spot price")
+    if provider == "gcp":
+        ok = zone.startswith(region + "-") and len(zone) > len(region) + 1
+    else:
+        rest = zone[len(region):] if zone.startswith(region) else ""
+        prefix = aws_zone_id_prefix(region)
+        ok = (rest[:1].isalpha() and rest[:1].isascii()) or (rest[:1] == "-" and len(rest) > 1) or \
+            bool(prefix and zone.startswith(prefix + "-") and len(zone) > len(prefix) + 1)
+    if ok:
+        return None
+    return (f"its AvailabilityZone {_quoted(r.get('AvailabilityZone', '').strip())} is not a zone of its Region "
+            f"{_quoted(r.get('Region', '').strip())} ("
+            + ("a GCP zone is REGION-LETTER, us-central1-a" if provider == "gcp" else
+               "an AWS zone is the region's name and a letter, us-east-1a, or its id, use1-az4")
+            + "), so it cannot place the row's prices")
 
 
 def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult

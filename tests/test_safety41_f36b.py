@@ -1,0 +1,69 @@
+"""Hostile pass 36 (tester B, report h36b): the import-skypilot findings 1, 2, 6, 7, 8, 9 and 10.
+
+2: an AWS row whose AvailabilityZone is no zone of its Region (or is empty) set that region's spot price.
+8: an imported entry merged key by key over the shipped one, keeping the shipped GPU's gpu_memory_usable.
+7: the PCIe/SXM/NVL choice hung on GpuInfo being there and on case. 1: a price below the floor was treated three
+ways. 10: the instance-case line counted rows left out, and a count was quoted as text. 9: an ESC region was
+lower-cased with a guess. 6: the closing --catalog hint could not be pasted for a non-UTF-8 folder name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from planner.catalog.skypilot import import_file
+from tests.sky_helpers import aws_csv, run_cli
+
+GCP_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+              "AvailabilityZone")
+
+
+def _write(tmp_path: Path, provider: str, header: str, *rows: str) -> Path:
+    d = tmp_path / provider
+    d.mkdir(exist_ok=True)
+    path = d / "vms.csv"
+    path.write_text("\n".join((header, *rows)) + "\n", encoding="utf-8")
+    return path
+
+
+# -- 2: a zone places its row's prices only in its own region ----------------------------------------------------
+
+def test_zone_of_another_region_does_not_set_the_spot_price(tmp_path: Path) -> None:
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,0.3,us-east-1,us-east-1a,x86_64",
+                   "g5.xlarge,A10G,1,4,16,,1.0,0.01,us-east-1,us-west-2a,x86_64",
+                   "g5.xlarge,A10G,1,4,16,,1.0,0.01,us-east-1,,x86_64",
+                   "g5.xlarge,A10G,1,4,16,,0.5,0.4,us-west-2,us-west-2a,x86_64")
+    result = import_file(path, region="us-east-1")
+    (row,) = result.rows
+    # us-east-1's only zone of its own is us-east-1a at spot 0.3: lines 3 (us-west-2a) and 4 (empty) are left out
+    assert row.spot_usd_per_hour == 0.3 and row.spot_usd_per_hour_range is None
+    reasons = " | ".join(result.skipped.values())
+    assert "'us-west-2a' is not a zone of its Region 'us-east-1'" in reasons
+    assert "no AvailabilityZone (empty)" in reasons
+
+
+def test_zone_ids_and_local_zones_of_the_region_are_kept(tmp_path: Path) -> None:
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,0.3,us-east-1,use1-az4,x86_64",
+                   "g5.xlarge,A10G,1,4,16,,1.0,0.25,us-east-1,us-east-1-bos-1a,x86_64",
+                   "g5.xlarge,A10G,1,4,16,,1.0,0.2,us-east-1,usw2-az1,x86_64")
+    result = import_file(path, region="us-east-1")
+    (row,) = result.rows
+    # use1-az4 (the id prefix of us-east-1) and the Local Zone are us-east-1's: range 0.25-0.3; usw2-az1 is
+    # us-west-2's, so its 0.2 is left out
+    assert row.spot_usd_per_hour_range == (0.25, 0.3)
+    assert any("'usw2-az1' is not a zone" in v for v in result.skipped.values())
+
+
+def test_gcp_zone_of_another_region_left_out(tmp_path: Path) -> None:
+    path = _write(tmp_path, "gcp", GCP_HEADER, "g2-standard-4,L4,1,4,16,,0.3,0.1,us-central1,us-central1-a",
+                  ",L4,1,,,,0.7,0.2,us-central1,us-central1-a",
+                  "g2-standard-4,L4,1,4,16,,0.3,0.01,us-central1,us-west1-a",
+                  ",L4,1,,,,0.7,0.01,us-central1,us-west1-a")
+    result = import_file(path)
+    (row,) = result.rows
+    # only us-central1-a prices it: spot 0.1 + 0.2 = 0.3; zone us-west1-a under us-central1 is left out
+    assert row.spot_usd_per_hour == pytest.approx(0.3)
+    assert any("'us-west1-a' is not a zone of its Region 'us-central1'" in v for v in result.skipped.values())

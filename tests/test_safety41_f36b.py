@@ -67,3 +67,28 @@ def test_gcp_zone_of_another_region_left_out(tmp_path: Path) -> None:
     # only us-central1-a prices it: spot 0.1 + 0.2 = 0.3; zone us-west1-a under us-central1 is left out
     assert row.spot_usd_per_hour == pytest.approx(0.3)
     assert any("'us-west1-a' is not a zone of its Region 'us-central1'" in v for v in result.skipped.values())
+
+
+# -- 8: an imported entry describes its machine whole, over the shipped entry of its id ------------------------------
+
+def _imported_instance(tmp_path: Path, row: str) -> tuple[str, object]:
+    from planner.catalog.loader import load_catalog
+
+    code, out = run_cli("catalog", "import-skypilot", str(aws_csv(tmp_path, row)), "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    text = (tmp_path / "o" / "cloud.yaml").read_text(encoding="utf-8")
+    return text, load_catalog(tmp_path / "o").instance("aws-g5-xlarge")
+
+
+def test_an_imported_gpu_other_than_the_shipped_one_clears_its_usable_memory(tmp_path: Path) -> None:
+    text, inst = _imported_instance(tmp_path, "g5.xlarge,H100,1,4,16,,1.006,0.4,us-east-1,us-east-1a,x86_64")
+    # the shipped aws-g5-xlarge is an A10G with gpu_memory_usable 22888 MiB; an H100 in its place must not keep it
+    assert yaml.safe_load(text)["instances"][0]["gpu_memory_usable"] is None
+    assert inst.gpu == "h100-sxm" and inst.gpu_memory_usable_bytes is None  # type: ignore[attr-defined]
+
+
+def test_the_same_gpu_and_count_keeps_the_shipped_usable_memory(tmp_path: Path) -> None:
+    text, inst = _imported_instance(tmp_path, "g5.xlarge,A10G,1,4,16,,1.006,0.4,us-east-1,us-east-1a,x86_64")
+    # A10G x1 as shipped: the driver's 22,888 MiB is still this machine's figure (22888 * 2**20 bytes)
+    assert "gpu_memory_usable" not in yaml.safe_load(text)["instances"][0]
+    assert inst.gpu_memory_usable_bytes == 22888 * 2**20  # type: ignore[attr-defined]

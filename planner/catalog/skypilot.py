@@ -757,8 +757,32 @@ def yaml_text(text: str) -> str:
     return '"' + "".join(f"\\U{ord(p):08x}" if i % 2 else json.dumps(p)[1:-1] for i, p in enumerate(parts)) + '"'
 
 
-def _entry_lines(r: Imported, source: str, as_of: str) -> list[str]:
-    """The lines of ``r``'s entry in an overlay (:func:`overlay_yaml`), with this source text and date."""
+def stale_keys(rows: Iterable[Imported], shipped: Iterable[Any]) -> dict[str, tuple[str, ...]]:
+    """The keys each imported row must clear (``key: null``) in its overlay entry: an overlay entry replaces the
+    shipped entry of its id key by key (docs/catalog.md, "Overlays"), so a shipped key the import does not write
+    would survive onto the imported machine (h36b N8: an A10G's ``gpu_memory_usable``, 22,888 MiB, on an H100).
+
+    Args:
+        rows: the imported rows.
+        shipped: the shipped catalog's :class:`planner.catalog.cloud.CloudInstance` records.
+
+    Returns:
+        id -> keys to write as null. The import writes every key but ``gpu_memory_usable`` (``notes`` is dropped by
+        the price rule when not written), so that is the one: cleared unless the shipped entry has the same GPU and
+        count, whose driver-reported memory is still true.
+    """
+    by_id = {s.id: s for s in shipped}
+    out: dict[str, tuple[str, ...]] = {}
+    for r in rows:
+        s = by_id.get(r.id)
+        if s is not None and s.gpu_memory_usable_bytes is not None and (s.gpu, s.gpu_count) != (r.gpu, r.gpu_count):
+            out[r.id] = ("gpu_memory_usable",)
+    return out
+
+
+def _entry_lines(r: Imported, source: str, as_of: str, cleared: Sequence[str] = ()) -> list[str]:
+    """The lines of ``r``'s entry in an overlay (:func:`overlay_yaml`), with this source text and date, and the
+    keys ``cleared`` written as null (:func:`stale_keys`)."""
     q = yaml_text
     out = [f"  - id: {r.id}", f"    provider: {r.provider}", f"    instance: {q(r.instance)}",
            f"    gpu: {r.gpu}", f"    gpu_count: {r.gpu_count}", f"    vcpus: {r.vcpus}",
@@ -771,6 +795,7 @@ def _entry_lines(r: Imported, source: str, as_of: str) -> list[str]:
            f"    verification: {r.verification}"]
     if r.notes:
         out.append(f"    notes: {q(r.notes)}")
+    out += [f"    {k}: null" for k in cleared]
     return out
 
 
@@ -791,13 +816,15 @@ def _entry_mapping(r: Imported, source: str, as_of: str) -> dict[str, object]:
     return entry
 
 
-def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: str, generated: str) -> str:
-    """A ``cloud.yaml`` overlay holding ``rows`` (source: provider -> the source text of its rows)."""
+def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: str, generated: str,
+                 cleared: Mapping[str, Sequence[str]] | None = None) -> str:
+    """A ``cloud.yaml`` overlay holding ``rows`` (source: provider -> the source text of its rows; ``cleared``: id ->
+    the shipped keys its entry writes as null, :func:`stale_keys`)."""
     out = [f"# Cloud instances imported by `planner catalog import-skypilot` ({generated}).",
            "# Schema: catalog/README.md (cloud.yaml); an entry whose id is a shipped one replaces it key by key.",
            "schema_version: 1", "instances:"]
     for r in rows:
-        out += _entry_lines(r, source[r.provider], as_of)
+        out += _entry_lines(r, source[r.provider], as_of, (cleared or {}).get(r.id, ()))
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -805,4 +832,4 @@ def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: 
 __all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "LOWER_CASE_INSTANCES",
            "MAX_COLUMNS", "MAX_CSV_BYTES", "NUMERIC_COLUMNS", "PROVIDERS", "REQUIRED_COLUMNS", "detect_provider",
            "gpu_id", "import_file", "instance_key", "is_us", "left_out_lines", "overlay_yaml", "read_rows", "slug",
-           "source_problem", "yaml_text"]
+           "source_problem", "stale_keys", "yaml_text"]

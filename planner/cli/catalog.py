@@ -516,7 +516,7 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
     from pathlib import Path
 
     from planner.catalog.import_summary import left_out_lines, noted_lines
-    from planner.catalog.skypilot import ImportProblem, import_file, overlay_yaml
+    from planner.catalog.skypilot import ImportProblem, import_file, overlay_yaml, stale_keys
     from planner.core.errors import InputError
     from planner.core.names import escape_unsafe
 
@@ -577,8 +577,10 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
             raise InputError(f"instance {r.id} comes from two files ({seen[r.id]} and {f})",
                              hint="Import each provider's file once.")
         seen[r.id] = f
+    # a shipped key the import does not write would survive the key-by-key merge onto another machine (h36b N8)
+    cleared = stale_keys(rows, opts.load_catalog_option(None).instances)
     text = overlay_yaml(sorted(rows, key=lambda r: (r.provider, r.id)), source=sources, as_of=date,
-                        generated=f"{len(files)} file(s), {date}")
+                        generated=f"{len(files)} file(s), {date}", cleared=cleared)
     check_overlay(out, text)  # what --catalog OUT will read loads, else nothing is written
     return text, len(rows)
 

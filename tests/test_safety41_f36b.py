@@ -92,3 +92,65 @@ def test_the_same_gpu_and_count_keeps_the_shipped_usable_memory(tmp_path: Path) 
     # A10G x1 as shipped: the driver's 22,888 MiB is still this machine's figure (22888 * 2**20 bytes)
     assert "gpu_memory_usable" not in yaml.safe_load(text)["instances"][0]
     assert inst.gpu_memory_usable_bytes == 22888 * 2**20  # type: ignore[attr-defined]
+
+
+# -- 7: the form factor does not hang on GpuInfo being there, nor on case ------------------------------------------
+
+RUNPOD_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Region,SpotPrice,Price,AvailabilityZone,GpuInfo"
+AZURE_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,Generation"
+
+
+def _gi(name: str, count: int, size: int) -> str:
+    # as SkyPilot's RunPod fetcher writes it: SizeInMiB holds the GB figure (80 for an 80 GB card)
+    return (f"\"{{'Gpus': [{{'Name': '{name}', 'Manufacturer': 'Nvidia', 'Count': {count}, 'MemoryInfo': "
+            f"{{'SizeInMiB': {size}}}}}], 'TotalGpuMemoryInMiB': {size * count}}}\"")
+
+
+def test_runpod_bare_names_are_the_pcie_cards_with_or_without_gpu_info(tmp_path: Path) -> None:
+    from planner.catalog.loader import load_catalog
+
+    mem = {g.id: g.memory_bytes / 2**30 for g in load_catalog().gpus}
+    path = _write(tmp_path, "runpod", RUNPOD_HEADER,
+                  "1x_A_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2,",
+                  "1x_B_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("a100 pcie", 1, 80),
+                  "1x_G_SECURE,H100,1,8,117,US,1.0,2.64,US-KS-2,")
+    got = {r.instance: r.gpu for r in import_file(path, gpu_memory=mem).rows}
+    # fetch_runpod.py GPU_NAME_OVERRIDES: 'A100-PCIe' -> 'A100-80GB', 'H100-PCIe' -> 'H100'; GpuInfo read case-blind
+    assert got == {"1x_A_SECURE": "a100-80gb-pcie", "1x_B_SECURE": "a100-80gb-pcie", "1x_G_SECURE": "h100-pcie"}
+
+
+def test_runpod_gpu_info_contradicting_the_row_leaves_it_out(tmp_path: Path) -> None:
+    from planner.catalog.loader import load_catalog
+
+    mem = {g.id: g.memory_bytes / 2**30 for g in load_catalog().gpus}
+    path = _write(tmp_path, "runpod", RUNPOD_HEADER,
+                  "1x_D_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("H100 PCIe", 1, 80),
+                  "1x_E_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 2, 80),
+                  "1x_F_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 1, 40960),
+                  "1x_OK_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 1, 81920))
+    result = import_file(path, gpu_memory=mem)
+    # D names an H100, E two GPUs, F 40 GiB (40960 MiB) against the 80 GiB card: all left out; 81920 MiB = 80 GiB
+    assert [r.instance for r in result.rows] == ["1x_OK_SECURE"]
+    assert "names 'H100 PCIe'" in result.skipped["1x_D_SECURE"]
+    assert "gives 2 GPU(s), but AcceleratorCount is 1" in result.skipped["1x_E_SECURE"]
+    assert "gives 40 GiB per GPU" in result.skipped["1x_F_SECURE"]
+
+
+@pytest.mark.parametrize("name, acc, expected", [
+    ("Standard_NC24ads_A100_v4", "A100-80GB", "a100-80gb-pcie"),
+    ("standard_nc24ads_a100_v4", "A100-80GB", "a100-80gb-pcie"),
+    ("STANDARD_NC40ADS_H100_V5", "H100", "h100-nvl"),
+])
+def test_azure_form_factor_is_case_blind(tmp_path: Path, name: str, acc: str, expected: str) -> None:
+    # Azure VM size names are case-blind in Azure; the same machine whatever the case
+    path = _write(tmp_path, "azure", AZURE_HEADER, f"{name},{acc},1,24,220,,3.67,1.0,eastus,")
+    assert [r.gpu for r in import_file(path).rows] == [expected]
+
+
+def test_lambda_gpu_1x_a100_is_the_pcie_card() -> None:
+    from planner.catalog.aliases import catalog_gpu_id
+
+    # Lambda: gpu_1x_a100 is "1x A100 (40 GB PCIe)", gpu_1x_a100_sxm4 and gpu_8x_a100 are SXM4
+    assert catalog_gpu_id("lambda", "gpu_1x_a100", "A100") == "a100-40gb-pcie"
+    assert catalog_gpu_id("lambda", "gpu_1x_a100_sxm4", "A100") == "a100-40gb-sxm"
+    assert catalog_gpu_id("lambda", "gpu_8x_a100", "A100") == "a100-40gb-sxm"

@@ -326,7 +326,8 @@ def _loader_cap() -> int:
 def import_file(path: Path, *, provider: str | None = None, region: str | None = None,
                 gpu_ids: Iterable[str] | None = None, gpu_names: OverlayGpuNames | None = None,
                 max_bytes: int | None = None, source: str = "",
-                as_of: str = "", check_rows: bool = True) -> ImportResult:
+                as_of: str = "", check_rows: bool = True,
+                gpu_memory: Mapping[str, float] | None = None) -> ImportResult:
     """The instance rows of one SkyPilot ``vms.csv`` (see the module docstring).
 
     Args:
@@ -345,6 +346,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             it refuses; False for a caller that loads the whole overlay with the loader anyway and imports
             again with the check only when that load fails (planner catalog import-skypilot: each
             entry is then read once, not twice).
+        gpu_memory: catalog GPU id -> its memory in GiB, which a RunPod GpuInfo's memory must match (within 10 %);
+            None: not checked.
 
     Raises:
         ImportProblem: the file cannot be read (the module docstring), or its overlay would be over
@@ -389,7 +392,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     result = ImportResult(rows_read=rows_read)
     dropped: dict[str, list[tuple[str, str]]] = {}
     cells: dict[str, dict[str, str]] = {}  # instance key -> its counts and memory as written (h21b M4)
-    zones, meta, lines = _zones(path, provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names)
+    zones, meta, lines = _zones(path, provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names,
+                                gpu_memory)
     for inst in sorted(no_gpu):
         key = instance_key(provider, inst)
         result.skipped.setdefault(spelled.setdefault(key, inst), f"line {no_gpu[inst][0]}: no GPU")  # h22b M1

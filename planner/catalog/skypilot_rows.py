@@ -211,14 +211,16 @@ def _several_gpus(acc: str, names: OverlayGpuNames | None) -> str | None:
 
 def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult,
            gpu_ids: Iterable[str] | None, spelled: dict[str, str], dropped: dict[str, list[tuple[str, str]]] | None = None,
-           cells: dict[str, dict[str, str]] | None = None, names: OverlayGpuNames | None = None
+           cells: dict[str, dict[str, str]] | None = None, names: OverlayGpuNames | None = None,
+           gpu_memory: Mapping[str, float] | None = None
            ) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
     """Each instance type's zones (:class:`_Zone`), its (GPU id, count, vCPUs, memory) and first CSV line, keyed by
     :func:`instance_key`; a row that prices nothing is told in ``result.skipped`` under the instance type as the
     file first writes it (``spelled``, filled here), and kept in ``dropped`` (instance key -> its (line, reason)
     rows), so that one left out beside a row of its instance type that is kept is still counted (h20b N2). ``cells``
     gets each instance type's AcceleratorCount, vCPUs and MemoryGiB as the row its figures are read from writes
-    them (:func:`_imported_problem`'s ``written``).
+    them (:func:`_imported_problem`'s ``written``). ``gpu_memory``: each catalog GPU's memory in GiB, which a
+    RunPod GpuInfo's memory is checked against (:func:`_gpu_info_problem`; None: not checked).
 
     Raises:
         ImportProblem: two priced rows of one instance type, in any zones or regions, give it different hardware
@@ -283,6 +285,10 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                 _several_gpus(acc, names)
             leave(inst, shown, r["_line"], f"line {r['_line']}: " +
                   (several or _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known)))
+            continue
+        info_why = _gpu_info_problem(provider, acc, count, r.get("GpuInfo") or "", gid, gpu_memory)
+        if info_why is not None:  # h36b N7: a GpuInfo naming another GPU, count or memory was read past
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {info_why}")
             continue
         if not (r.get("Region") or "").strip():  # no place to list it in: said, as a row of no GPU is (h23b M2)
             leave(inst, shown, r["_line"],
@@ -457,6 +463,41 @@ def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
             + ("a GCP zone is REGION-LETTER, us-central1-a" if provider == "gcp" else
                "an AWS zone is the region's name and a letter, us-east-1a, or its id, use1-az4")
             + "), so it cannot place the row's prices")
+
+
+def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
+                      gpu_memory: Mapping[str, float] | None) -> str | None:
+    """Why a RunPod row's ``GpuInfo`` contradicts its ``AcceleratorName``, ``AcceleratorCount`` or GPU (None: it
+    agrees, is empty, or the provider is another). SkyPilot's RunPod fetcher derives the AcceleratorName from the
+    GpuInfo's ``Name`` (planner.catalog.aliases.runpod_name) and writes the count there, and the GPU's memory in GB
+    in ``SizeInMiB`` (fetch_runpod.py ``get_gpu_info``: ``'SizeInMiB': memoryInGb``, 80 for an 80 GB card; a value
+    of 1024 or more is read as MiB), so a GpuInfo of another GPU (h36b N7: 'H100 PCIe' on an A100-80GB row), count
+    or memory (over 10 % from the catalog GPU's, ``gpu_memory`` GiB) means the row cannot be trusted."""
+    import ast
+
+    from planner.catalog.aliases import runpod_name
+
+    if provider != "runpod" or not info.strip():
+        return None
+    try:
+        gpus = ast.literal_eval(info.strip())["Gpus"]
+        board = gpus[0]
+        name, said = str(board["Name"]), board.get("Count")
+        size = (board.get("MemoryInfo") or {}).get("SizeInMiB")
+    except (ValueError, SyntaxError, TypeError, KeyError, IndexError, AttributeError, MemoryError, RecursionError):
+        return f"its GpuInfo {_quoted(info.strip())} is not the dict SkyPilot writes ({{'Gpus': [{{'Name': ...}}]}})"
+    if runpod_name(name).lower() != acc.lower():
+        return (f"its GpuInfo names {_quoted(name)}, which SkyPilot writes as {_quoted(runpod_name(name))}, but "
+                f"AcceleratorName is {_quoted(acc)}: the row names two GPUs")
+    if isinstance(said, (int, float)) and not isinstance(said, bool) and said != count:
+        return f"its GpuInfo gives {said:g} GPU(s), but AcceleratorCount is {count}"
+    want = (gpu_memory or {}).get(gid)
+    if want and isinstance(size, (int, float)) and not isinstance(size, bool) and size > 0:
+        gib = size / 1024 if size >= 1024 else size
+        if abs(gib - want) > 0.1 * want:
+            return (f"its GpuInfo gives {gib:g} GiB per GPU ({_quoted(str(size))} in SizeInMiB), but {acc} is "
+                    f"{gid}, {want:g} GiB")
+    return None
 
 
 def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult

@@ -534,7 +534,8 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
             result = import_file(Path(f), provider=provider, region=region, gpu_ids=[g.id for g in catalog.gpus],
                                  gpu_names=gpu_names,
                                  max_bytes=MAX_FILE_BYTES - used, source=source_text or _default_source(f, date),
-                                 as_of=date, check_rows=check_rows)
+                                 as_of=date, check_rows=check_rows,
+                                 gpu_memory={g.id: g.memory_bytes / 2**30 for g in catalog.gpus})
         except ImportProblem as exc:
             raise InputError(str(exc), hint=exc.hint or "Give a SkyPilot vms.csv (catalogs/v8/<provider>/vms.csv).") \
                 from None

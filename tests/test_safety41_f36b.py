@@ -154,3 +154,30 @@ def test_lambda_gpu_1x_a100_is_the_pcie_card() -> None:
     assert catalog_gpu_id("lambda", "gpu_1x_a100", "A100") == "a100-40gb-pcie"
     assert catalog_gpu_id("lambda", "gpu_1x_a100_sxm4", "A100") == "a100-40gb-sxm"
     assert catalog_gpu_id("lambda", "gpu_8x_a100", "A100") == "a100-40gb-sxm"
+
+
+# -- 1: one rule for a price below the catalog's floor (0.001 USD/h) --------------------------------------------------
+
+def test_gcp_vm_row_below_the_floor_is_left_out_not_summed(tmp_path: Path) -> None:
+    path = _write(tmp_path, "gcp", GCP_HEADER, "g2-standard-4,L4,1,4,16,,0.0009,0.1,us-central1,us-central1-a",
+                  ",L4,1,,,,0.7,0.2,us-central1,us-central1-a")
+    result = import_file(path)
+    # 0.0009 < 0.001: the host would be priced at about 0 (the sum 0.7009 was written before)
+    assert result.rows == []
+    assert "VM row's on-demand price '0.0009' is below the catalog's floor" in result.skipped["g2-standard-4"]
+
+
+def test_sub_floor_spot_is_no_spot_offer_on_every_row_and_counted(tmp_path: Path) -> None:
+    gcp = _write(tmp_path, "gcp", GCP_HEADER, "g2-standard-8,L4,1,8,32,,0.3,0.0009,us-central1,us-central1-a",
+                 ",L4,1,,,,0.7,0.2,us-central1,us-central1-a")
+    res = import_file(gcp)
+    # VM spot 0.0009 < floor: no spot offer (0.2009 was written), on-demand 0.3 + 0.7 = 1.0 kept; line 2 counted
+    assert [(r.usd_per_hour, r.spot_usd_per_hour) for r in res.rows] == [(1.0, None)]
+    assert res.spot_floor_lines == ["2"]
+    aws = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.006,0.0009,us-east-1,us-east-1a,x86_64")
+    code, out = run_cli("catalog", "import-skypilot", str(aws), "--out", str(tmp_path / "o"))
+    # the AWS row keeps its on-demand offer (it was left out whole before), its spot dropped and said
+    assert code == 0, out
+    entry = yaml.safe_load((tmp_path / "o" / "cloud.yaml").read_text(encoding="utf-8"))["instances"][0]
+    assert (entry["usd_per_hour"], entry["spot_usd_per_hour"]) == (1.006, None)
+    assert "spot price below the catalog's floor (0.001 USD/h) read as no spot offer: 1 row(s) (line 2)" in out

@@ -316,11 +316,14 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                                                f"no on-demand price ({said}: 0, empty or below the catalog's floor, "
                                                f"{MIN_USD_PER_HOUR:g} USD/h), so the GPUs would be priced at 0")
                 continue
+            if price is not None and _below_floor(price, price_text, r["Price"]):  # h36b m1: summed before
+                leave(inst, shown, r["_line"], f"line {r['_line']}: its VM row's on-demand price "
+                                               f"{_quoted(price_text)} is below the catalog's floor "
+                                               f"({MIN_USD_PER_HOUR:g} USD/h), so the host would be priced at 0")
+                continue
             parts = f"VM {_digits(price, price_text)} + {acc}x{count} {_digits(g_price, g_texts[0])}" \
                 if price is not None else ""
-            if g_spot is not None and _below_floor(g_spot, g_texts[1], g_texts[1]):
-                g_spot = None  # a GPU spot price below the floor is no spot offer for the GPUs (h35b N3: was added,
-                # pricing them at about 0 on spot): the machine gets no spot price, as with no GPU spot at all
+            # a GPU spot price below the floor is no spot offer for the GPUs (h35b N3), read so by _spot, counted
             if price is not None and spot is not None and g_spot is not None:
                 spot_parts = f"{_digits(spot, spot_text)} + {_digits(g_spot, g_texts[1])}"
                 spot = round(spot + g_spot, 6)
@@ -565,10 +568,16 @@ def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None
 
 def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
     """A row's spot price; 0 (SkyPilot's files write 0 where a cloud has no spot offer, and a value such
-    as 1e-400 reads as 0) is no spot offer: None, its line kept in ``result.no_spot_lines``."""
+    as 1e-400 reads as 0) is no spot offer: None, its line kept in ``result.no_spot_lines``; so is one below the
+    catalog's floor (MIN_USD_PER_HOUR, by its digits), its line kept in ``result.spot_floor_lines``."""
     spot = _num(r["SpotPrice"])
     if spot is not None and spot <= 0:
         result.no_spot_lines.append(str(r["_line"]))
+        return None
+    if spot is not None and _below_floor(spot, (r["SpotPrice"] or "").strip(), r["SpotPrice"] or ""):
+        # below the catalog's floor (by its digits): no spot offer, on any row of any cloud, counted (h36b m1: an AWS
+        # row lost its on-demand offer over it, a GCP VM row's was summed)
+        result.spot_floor_lines.append(str(r["_line"]))
         return None
     return spot
 

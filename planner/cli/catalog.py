@@ -516,6 +516,7 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
     from pathlib import Path
 
     from planner.catalog.import_summary import left_out_lines, noted_lines
+    from planner.catalog.cloud import MIN_USD_PER_HOUR
     from planner.catalog.skypilot import ImportProblem, import_file, overlay_yaml, stale_keys
     from planner.core.errors import InputError
     from planner.core.names import escape_unsafe
@@ -557,6 +558,8 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             say("  " + escape_unsafe(line))
         for line in noted_lines(((result.no_spot_lines, "spot price 0 read as no spot offer"),
+                                 (sorted(result.spot_floor_lines, key=int), f"spot price below the catalog's floor "
+                                                           f"({MIN_USD_PER_HOUR:g} USD/h) read as no spot offer"),
                                  (result.spot_above_lines, "spot price at or above on-demand read as no spot offer"),
                                  (result.region_case_lines, "region in upper case written in lower case, as the "
                                                             "cloud names it"),

@@ -181,3 +181,17 @@ def test_sub_floor_spot_is_no_spot_offer_on_every_row_and_counted(tmp_path: Path
     entry = yaml.safe_load((tmp_path / "o" / "cloud.yaml").read_text(encoding="utf-8"))["instances"][0]
     assert (entry["usd_per_hour"], entry["spot_usd_per_hour"]) == (1.006, None)
     assert "spot price below the catalog's floor (0.001 USD/h) read as no spot offer: 1 row(s) (line 2)" in out
+
+
+# -- 10: the instance-case line counts rows kept; a count is written as a number -----------------------------------
+
+def test_instance_case_line_counts_only_rows_kept(tmp_path: Path) -> None:
+    path = _write(tmp_path, "gcp", GCP_HEADER, "A2-HIGHGPU-1G,A100,2,12,85,,1.0,,us-central1,us-central1-a",
+                  "a2-highgpu-1g,A100,1,12,85,,1.0,,us-central1,us-central1-b",
+                  ",A100,1,,,,2.9,,us-central1,us-central1-a", ",A100,1,,,,2.9,,us-central1,us-central1-b")
+    res = import_file(path)
+    # line 2 (upper case) names A100 x2 on a 1-GPU machine type: left out, so not counted as written in lower case
+    assert [r.instance for r in res.rows] == ["a2-highgpu-1g"]
+    assert res.instance_case_lines == []
+    why = res.skipped["the row on line 2 of A2-HIGHGPU-1G"]
+    assert "names 'A100' x2, but machine type A2-HIGHGPU-1G carries A100 x1" in why, why

@@ -424,7 +424,9 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                 "types, so check that this is one, or split it")
     result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
-    result.instance_case_lines = _case_lines(provider, rows, {r.instance for r in result.rows})
+    left = {line for rows_of in dropped.values() for line, _ in rows_of}  # rows left out beside kept ones (h36b m10)
+    result.instance_case_lines = [line for line in _case_lines(provider, rows, {r.instance for r in result.rows})
+                                  if line not in left]
     _keep_region_lines(provider, rows, result)
     if region is not None:
         held = {(r.get("AvailabilityZone") or "").strip(): region_case(provider, r["Region"].strip()) for r in rows}

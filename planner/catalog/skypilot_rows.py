@@ -262,8 +262,10 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             said = (r.get("AcceleratorCount") or "").strip()
             if (named and named.lower() != acc.lower()) or (said and _num(said) != count):
                 # the row names other GPUs than its machine type carries: not read over (h35b N1)
+                # the count as a number where it reads as one ('A100' x2, h36b m10), else quoted as text
                 leave(inst, shown, r["_line"], f"line {r['_line']}: the row names {_quoted(named or acc)} x"
-                                               f"{_quoted(said) if said else count}, but machine type {raw} carries "
+                                               f"{(said if _num(said) is not None else _quoted(said)) if said else count}"
+                                               f", but machine type {raw} carries "
                                                f"{acc} x{count}")
                 continue
         else:

@@ -195,3 +195,16 @@ def test_instance_case_line_counts_only_rows_kept(tmp_path: Path) -> None:
     assert res.instance_case_lines == []
     why = res.skipped["the row on line 2 of A2-HIGHGPU-1G"]
     assert "names 'A100' x2, but machine type A2-HIGHGPU-1G carries A100 x1" in why, why
+
+
+# -- 9: a region holding ESC is said to hold it, as written ----------------------------------------------------------
+
+def test_an_esc_region_is_named_as_the_control_character_it_holds(tmp_path: Path) -> None:
+    path = aws_csv(tmp_path, 'g5.c0,A10G,1,4,16,,1.0,0.3,"\x1b[31mRED",us-east-1a,x86_64')
+    why = import_file(path).skipped["g5.c0"]
+    # the value as written ('RED' in upper case), its character named, no guessed region ('31mred' before)
+    assert "the region '\x1b[31mRED' holds U+001B (ESCAPE), a control character" in why, why
+    assert "did the file mean" not in why
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    # nothing kept (exit 2); the summary shows the ESC escaped, as written
+    assert code == 2 and "'\\x1b[31mRED' holds U+001B (ESCAPE)" in " ".join(out.split()), out

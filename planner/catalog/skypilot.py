@@ -617,7 +617,16 @@ def _foreign_region(region: str) -> str:
 def _malformed_region(region: str) -> str:
     """Why a region that is no region name (white space or punctuation in it: 'us east 4') is not imported, with
     the name it may mean ('us-east-4'): the clouds name regions in letters, digits and '-' (us-east-1,
-    us-central1, eastus)."""
+    us-central1, eastus). One holding a control character (an ESC starting a terminal sequence, '\x1b[31mRED') is
+    said to hold it, the value as the file writes it, with no guess (h36b m9: '31mred' was offered)."""
+    import unicodedata
+
+    from planner.core.errors import char_name
+
+    ctrl = next((c for c in region if unicodedata.category(c) == "Cc"), None)
+    if ctrl is not None:
+        return (f"the region {_quoted(region)} holds {char_name(ctrl)}, a control character, which no region name "
+                "holds (the clouds write them in letters, digits and '-', e.g. us-east-1)")
     guess = "-".join(p for p in re.split(r"[^A-Za-z0-9]+", region) if p)
     hint = f"; did the file mean {guess!r}?" if guess else ""
     return (f"the region {_quoted(region)} is no region name (the clouds write them in letters, digits and '-', "
@@ -640,7 +649,7 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
         if not cands:
             odd = next((z for z in zs if not _REGION_NAME.fullmatch(z.region)), None)
             if odd is not None:  # 'us east 4' is no region of any cloud, not one outside the US (h31b M2)
-                return (f"line {odd.line}: " if odd.line else at) + _malformed_region(odd.region)
+                return (f"line {odd.line}: " if odd.line else at) + _malformed_region(odd.region_text or odd.region)
             zoned = next((z for z in zs if _US_ZONE.fullmatch(z.region.lower())), None)
             if zoned is not None:  # 'us-east-1a' in the Region column (h34b m8): a zone's name, said so
                 return ((f"line {zoned.line}: " if zoned.line else at) + f"the region {_quoted(zoned.region)} is an "

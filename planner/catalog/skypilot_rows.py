@@ -107,6 +107,7 @@ class _Zone:
     price_text: str = ""  # the price and spot price as written (GCP: the sum of the two rows' digits), by whose
     spot_text: str = ""   # digits the catalog's floor and cap are judged (h25b M2; planner.catalog.skypilot._pick)
     offer: bool | None = None  # whether the spot price is an offer (:func:`spot_below`), judged once; None: not yet
+    region_text: str = ""  # the Region as the file writes it (``region`` is as the overlay would: h36b m9)
 
 
 
@@ -356,7 +357,8 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
         offer = spot_below(spot, spot_text, price, price_text)
         zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result, (price_text, spot_text)),
                                                 zone, price, spot, parts,
-                                                spot_parts, str(r["_line"]), price_text, spot_text, offer))
+                                                spot_parts, str(r["_line"]), price_text, spot_text, offer,
+                                                r["Region"].strip()))
     for inst, (line, gpus, zone) in unpriced.items():
         if inst not in zones and spelled[inst] not in result.skipped:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "

@@ -208,3 +208,26 @@ def test_an_esc_region_is_named_as_the_control_character_it_holds(tmp_path: Path
     code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
     # nothing kept (exit 2); the summary shows the ESC escaped, as written
     assert code == 2 and "'\\x1b[31mRED' holds U+001B (ESCAPE)" in " ".join(out.split()), out
+
+
+# -- 6: the closing --catalog hint pastes as the folder it names -----------------------------------------------------
+
+@pytest.mark.parametrize("name", ["ofx\udcff", "o'x\udcfe\\y"])
+def test_the_closing_catalog_hint_pastes_into_bash_as_the_same_bytes(tmp_path: Path, name: str) -> None:
+    import os
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash to paste into")
+    out_dir = str(tmp_path) + "/" + name
+    code, out = run_cli("catalog", "import-skypilot", str(aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.006,0.4,"
+                                                                   "us-east-1,us-east-1a,x86_64")), "--out", out_dir)
+    assert code == 0, out
+    word = out.split("use it with --catalog ", 1)[1].splitlines()[0]
+    # a byte the terminal shows as '\xff' is written in bash's $'...' quoting: '...\xff' in plain quotes would name
+    # a folder of a backslash, 'x', 'f', 'f'
+    assert word.startswith("$'"), word
+    pasted = subprocess.run([bash, "-c", f"printf %s {word}"], capture_output=True, check=True).stdout
+    assert pasted == os.fsencode(out_dir)

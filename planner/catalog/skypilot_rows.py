@@ -289,17 +289,16 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             leave(inst, shown, r["_line"], f"line {r['_line']}: " +
                   (several or _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known)))
             continue
-        info_why = _gpu_info_problem(provider, acc, count, r.get("GpuInfo") or "", gid, gpu_memory)
-        if info_why is not None:  # h36b N7: a GpuInfo naming another GPU, count or memory was read past
-            leave(inst, shown, r["_line"], f"line {r['_line']}: {info_why}")
-            continue
         if not (r.get("Region") or "").strip():  # no place to list it in: said, as a row of no GPU is (h23b M2)
             leave(inst, shown, r["_line"],
                   f"line {r['_line']}: no Region ({'empty' if not r.get('Region') else 'blank'})")
             continue
-        zone_why = _zone_problem(provider, r)
-        if zone_why is not None:  # h36b N2: a zone of another region, or none, set the region's spot price
-            leave(inst, shown, r["_line"], f"line {r['_line']}: {zone_why}")
+        # h36b N7: a GpuInfo naming another GPU, count or memory was read past; N2: a zone of another region, or
+        # none, set the region's spot price
+        why = _gpu_info_problem(provider, acc, count, r.get("GpuInfo") or "", gid, gpu_memory) or \
+            _zone_problem(provider, r)
+        if why is not None:
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {why}")
             continue
         price, spot = _num(r["Price"]), _spot(r, result)
         price_text, spot_text = r["Price"].strip(), (r["SpotPrice"] or "").strip() if spot is not None else ""
@@ -313,16 +312,9 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                 result.no_gpu_row_lines.append(str(r["_line"]))
                 continue
             g_price, g_spot, g_texts, g_line = g_row
-            if not g_price or _below_floor(g_price, g_texts[0], g_texts[0]):  # h34b N2: added as 0 before
-                said = _quoted(g_texts[0]) if g_texts[0] else "empty"
-                leave(inst, shown, r["_line"], f"line {r['_line']}: its {acc} x{count} GPU row (line {g_line}) has "
-                                               f"no on-demand price ({said}: 0, empty or below the catalog's floor, "
-                                               f"{MIN_USD_PER_HOUR:g} USD/h), so the GPUs would be priced at 0")
-                continue
-            if price is not None and _below_floor(price, price_text, r["Price"]):  # h36b m1: summed before
-                leave(inst, shown, r["_line"], f"line {r['_line']}: its VM row's on-demand price "
-                                               f"{_quoted(price_text)} is below the catalog's floor "
-                                               f"({MIN_USD_PER_HOUR:g} USD/h), so the host would be priced at 0")
+            why = _gcp_unpriced(f"{acc} x{count}", g_price, g_texts[0], g_line, price, price_text, r["Price"])
+            if why is not None:
+                leave(inst, shown, r["_line"], f"line {r['_line']}: {why}")
                 continue
             parts = f"VM {_digits(price, price_text)} + {acc}x{count} {_digits(g_price, g_texts[0])}" \
                 if price is not None else ""
@@ -504,6 +496,21 @@ def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
         if abs(gib - want) > 0.1 * want:
             return (f"its GpuInfo gives {gib:g} GiB per GPU ({_quoted(str(size))} in SizeInMiB), but {acc} is "
                     f"{gid}, {want:g} GiB")
+    return None
+
+
+def _gcp_unpriced(gpus: str, g_price: float | None, g_text: str, g_line: str, price: float | None,
+                  price_text: str, cell: str) -> str | None:
+    """Why a GCP machine type's row of a zone prices nothing (None: it prices it): its GPU row has no on-demand price
+    (0, empty or below the catalog's floor: h34b N2, added as 0 before), or its VM row's is below the floor (h36b m1:
+    summed, pricing the host at about 0); ``gpus`` as 'A100 x1', ``cell`` the VM row's Price as written."""
+    if not g_price or _below_floor(g_price, g_text, g_text):
+        said = _quoted(g_text) if g_text else "empty"
+        return (f"its {gpus} GPU row (line {g_line}) has no on-demand price ({said}: 0, empty or below the catalog's "
+                f"floor, {MIN_USD_PER_HOUR:g} USD/h), so the GPUs would be priced at 0")
+    if price is not None and _below_floor(price, price_text, cell):
+        return (f"its VM row's on-demand price {_quoted(price_text)} is below the catalog's floor "
+                f"({MIN_USD_PER_HOUR:g} USD/h), so the host would be priced at 0")
     return None
 
 

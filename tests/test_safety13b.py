@@ -154,7 +154,6 @@ AWS_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Gpu
     # float('1e-400') is 0.0: said as written, not as 'no on-demand price (0 or empty)'
     ("1e-400", "", "line 2: an on-demand price of '1e-400' USD/h, less than any real hourly price (at least 0.001 USD/h)"),
     ("0", "", "line 2: no on-demand price (0 or empty)"),
-    ("0.8048", "1e-300", "line 2: an hourly price of 1e-300 USD/h, less than any real one (at least 0.001 USD/h)"),
 ])
 def test_the_importer_leaves_out_prices_below_the_floor_with_a_reason(tmp_path: Path, price: str, spot: str,
                                                                       reason: str) -> None:
@@ -166,6 +165,18 @@ def test_the_importer_leaves_out_prices_below_the_floor_with_a_reason(tmp_path: 
                     encoding="utf-8")
     res = import_file(path)
     assert res.rows == [] and res.skipped == {"g6.xlarge": reason}, res.skipped
+
+
+def test_a_spot_price_below_the_floor_is_no_spot_offer(tmp_path: Path) -> None:
+    from planner.catalog.skypilot import import_file
+
+    # h36b m1: a spot of 1e-300 (below the 0.001 floor) left the row out, losing its on-demand offer; now no spot
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text(AWS_HEADER + "g6.xlarge,L4,1,4,16,,0.8048,1e-300,us-east-1,us-east-1a,x86_64\n", encoding="utf-8")
+    res = import_file(path)
+    assert [(r.usd_per_hour, r.spot_usd_per_hour) for r in res.rows] == [(0.8048, None)]
+    assert res.spot_floor_lines == ["2"]
 
 
 # -- 6. a cloud overlay's provider and RunPod's country-code regions -------------------------------------------------

@@ -103,12 +103,19 @@ def test_the_bound_floats_are_what_the_digits_round_to() -> None:
     (BELOW, "", f"line 2: an on-demand price of '{BELOW}' USD/h, less than any real hourly price (at least 0.001 "
                 "USD/h)"),
     (ABOVE, "", f"line 2: an hourly price of {ABOVE} USD/h, above the catalog's largest, 10,000 USD/h"),
-    ("3", BELOW, f"line 2: an hourly price of {BELOW} USD/h, less than any real one (at least 0.001 USD/h)"),
 ])
 def test_a_price_past_a_bound_by_its_digits_is_left_out(tmp_path: Path, price: str, spot: str, reason: str) -> None:
     res = _import(tmp_path, f"g5.xlarge,A10G,1,4,16,,{price},{spot},us-east-1,us-east-1a,x86_64\n" + GOOD)
     assert [r.instance for r in res.rows] == ["g5.24xlarge"]
     assert res.skipped == {"g5.xlarge": reason}, res.skipped
+
+
+def test_a_spot_price_below_the_floor_by_its_digits_is_no_spot_offer(tmp_path: Path) -> None:
+    # h36b m1 (this case left the whole row out before): a spot price below the floor by its digits is no spot
+    # offer, counted, and the row keeps its on-demand price 3
+    res = _import(tmp_path, f"g5.xlarge,A10G,1,4,16,,3,{BELOW},us-east-1,us-east-1a,x86_64\n")
+    assert [(r.usd_per_hour, r.spot_usd_per_hour) for r in res.rows] == [(3.0, None)]
+    assert res.spot_floor_lines == ["2"]
 
 
 @pytest.mark.parametrize("price, spot", [("0.001", ""), ("10000", ""), ("10000.000", ""), ("3", "0.0010")])
@@ -126,8 +133,9 @@ GCP_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Pric
     # on-demand price" for the GPUs, and so is 0.0005 (the sum 0.001 was kept before, the GPUs priced at $0.0005)
     ("0.0005", "0.00049999999999999999", False),
     ("0.0005", "0.0005", False),
-    # a GPU row at the floor (0.001) with a VM row below it: the sum 0.0015 is above the floor, kept
-    ("0.0005", "0.001", True),
+    # a GPU row at the floor (0.001) with a VM row below it: since h36b m1 the VM row is judged by itself too (one
+    # rule for a price below the floor on any row): its 0.0005 would price the host at about 0, left out
+    ("0.0005", "0.001", False),
 ])
 def test_a_gcp_price_is_judged_by_the_exact_sum(tmp_path: Path, vm: str, gpu: str, kept: bool) -> None:
     from planner.catalog.skypilot import import_file
@@ -138,10 +146,13 @@ def test_a_gcp_price_is_judged_by_the_exact_sum(tmp_path: Path, vm: str, gpu: st
                     f",A100,1,,,{gpu},,us-central1,us-central1-a\n", encoding="utf-8")
     res = import_file(path)
     assert [r.instance for r in res.rows] == (["a2-highgpu-1g"] if kept else [])
-    if not kept:
+    if not kept and gpu != "0.001":
         # the GPU row's line and its price as written
         assert res.skipped["a2-highgpu-1g"].startswith(
             f"line 2: its A100 x1 GPU row (line 3) has no on-demand price ('{gpu}': "), res.skipped
+    elif not kept:  # the GPU row priced, the VM row below the floor (h36b m1)
+        assert res.skipped["a2-highgpu-1g"].startswith(f"line 2: its VM row's on-demand price '{vm}' is below"), \
+            res.skipped
 
 
 # -- h25b M8: a size or rate holding a control character is refused, the character named --------------------------

@@ -107,11 +107,12 @@ def test_a_gcp_gpu_row_without_a_price_leaves_the_vm_row_out(tmp_path: Path, gpu
 
 
 def test_gcp_notes_show_prices_as_written(tmp_path: Path) -> None:
-    # 0.0000001 as a VM price would be '%g' 1e-07: written as the file writes it; 3.5 as '3.5'
-    path = _write(tmp_path, "gcp", GCP_HEADER, "a2-highgpu-1g,A100,1,12,85,,0.0000001,,us-central1,us-central1-a",
+    # 0.0012000 as a VM price is written '0.0012' (its figure), 3.5 as '3.5'. (A VM price of 0.0000001, which '%g'
+    # writes 1e-07, was the case here; since h36b m1 a VM row below the 0.001 floor is left out, so no note shows it)
+    path = _write(tmp_path, "gcp", GCP_HEADER, "a2-highgpu-1g,A100,1,12,85,,0.0012000,,us-central1,us-central1-a",
                   ",A100,1,,,,3.5,,us-central1,us-central1-a")
     row = import_file(path).rows[0]
-    assert "Derived: VM 0.0000001 + A100x1 3.5;" in row.notes, row.notes
+    assert "Derived: VM 0.0012 + A100x1 3.5;" in row.notes, row.notes
 
 
 # -- N3: the GCP join is case-blind --------------------------------------------------------------------------------

@@ -52,8 +52,30 @@ GCP_MACHINE_GPUS: dict[str, tuple[str, int]] = {
     "a3-megagpu-8g": ("H100-MEGA", 8), "a3-ultragpu-8g": ("H200", 8), "a4-highgpu-8g": ("B200", 8),
 }
 
-_AZURE_A100_PCIE = re.compile(r"^Standard_NC\d+ads_A100_v4$")
-_AZURE_H100_NVL = re.compile(r"^Standard_NC\d+adi?s_H100_v5$")
+# Azure VM size names are case-blind in Azure, and the importer keeps them as written: matched case-blind (h36b N7:
+# 'standard_nc24ads_a100_v4' became an SXM card)
+_AZURE_A100_PCIE = re.compile(r"^Standard_NC\d+ads_A100_v4$", re.IGNORECASE)
+_AZURE_H100_NVL = re.compile(r"^Standard_NC\d+adi?s_H100_v5$", re.IGNORECASE)
+# Lambda's gpu_1x_a100, gpu_2x_a100 and gpu_4x_a100 are "A100 (40 GB PCIe)"; gpu_1x_a100_sxm4 and gpu_8x_a100 are
+# SXM4 (Lambda Cloud API /instance-types descriptions, as recorded from the live API on 2026-03-10 in public
+# repositories' notes; h36b note)
+_LAMBDA_A100_PCIE = re.compile(r"^gpu_[124]x_a100$", re.IGNORECASE)
+
+#: SkyPilot's RunPod fetcher renames RunPod's display names so (GPU_NAME_OVERRIDES,
+#: github.com/skypilot-org/skypilot sky/catalog/data_fetchers/fetch_runpod.py @8c488dc59618): a bare 'A100-80GB'
+#: or 'H100' in a RunPod file is the PCIe card, the SXM ones carry '-SXM'.
+RUNPOD_NAME_OVERRIDES = {"A100-PCIe": "A100-80GB", "A100-SXM": "A100-80GB-SXM", "H100-PCIe": "H100"}
+
+
+def runpod_name(display: str) -> str:
+    """The AcceleratorName SkyPilot's RunPod fetcher writes for a GPU of RunPod display name ``display`` (the
+    ``Name`` in its GpuInfo): 'RTX PRO ' -> 'RTXPRO', 'RTX ' -> 'RTX', spaces -> '-', then
+    :data:`RUNPOD_NAME_OVERRIDES` (fetch_runpod.py ``format_gpu_name``): 'A100 PCIe' -> 'A100-80GB'. Read
+    case-blind, as an AcceleratorName is matched (h36b N7: 'a100 pcie' read as another GPU): 'a100 pcie' ->
+    'A100-80GB'."""
+    base = re.sub("RTX ", "RTX", re.sub("RTX PRO ", "RTXPRO", display.strip(), flags=re.IGNORECASE),
+                  flags=re.IGNORECASE).replace(" ", "-")
+    return next((v for k, v in RUNPOD_NAME_OVERRIDES.items() if k.lower() == base.lower()), base)
 
 
 def aliases_by_lower() -> dict[str, tuple[str, ...]]:
@@ -78,9 +100,10 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
         by_lower: :func:`aliases_by_lower`, built once by a caller that asks for many rows; None: built here.
 
     Rules beyond :data:`GPU_ALIASES` (the board a shared name stands for): Lambda's ``H100`` on a
-    ``*pcie*`` instance is the PCIe card; RunPod's ``A100-80GB`` and ``H100`` whose GpuInfo says
-    ``PCIe`` are the PCIe cards; Azure's NC A100 v4 carries the A100 80GB PCIe, its NC H100 v5 the
-    H100 NVL.
+    ``*pcie*`` instance is the PCIe card, and its ``A100`` on gpu_1x/2x/4x_a100 the A100 40GB PCIe; RunPod's
+    ``A100-80GB`` and ``H100`` are the PCIe cards, whatever GpuInfo says (:data:`RUNPOD_NAME_OVERRIDES`; a
+    GpuInfo naming another GPU is checked by the importer); Azure's NC A100 v4 (any case) carries the A100
+    80GB PCIe, its NC H100 v5 the H100 NVL.
     """
     name = accelerator.strip()
     if name not in GPU_ALIASES:
@@ -88,11 +111,12 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
         # canonicalize_accelerator_name, "searched in the catalog with its case being ignored" (h18b #9)
         same = (by_lower if by_lower is not None else aliases_by_lower()).get(name.lower(), ())
         name = same[0] if len(same) == 1 else name
-    info = gpu_info or ""
     if provider == "lambda" and name == "H100" and "pcie" in instance.lower():
         return "h100-pcie"
-    if provider == "runpod" and name in ("A100-80GB", "H100") and "PCIe" in info:
-        return "a100-80gb-pcie" if name == "A100-80GB" else "h100-pcie"
+    if provider == "lambda" and name == "A100" and _LAMBDA_A100_PCIE.match(instance.strip()):
+        return "a100-40gb-pcie"
+    if provider == "runpod" and name in ("A100-80GB", "H100"):  # SkyPilot's names of the PCIe cards (h36b N7:
+        return "a100-80gb-pcie" if name == "A100-80GB" else "h100-pcie"  # an empty GpuInfo gave the SXM one)
     if provider == "azure":  # the board the instance type carries, where the row names that GPU (h35b N2: a row
         if _AZURE_A100_PCIE.match(instance) and name.lower().startswith("a100"):  # naming T4 or H100 was written
             return "a100-80gb-pcie"  # as the A100 all the same)
@@ -101,4 +125,4 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
     return GPU_ALIASES.get(name)
 
 
-__all__ = ["GCP_MACHINE_GPUS", "GPU_ALIASES", "catalog_gpu_id"]
+__all__ = ["GCP_MACHINE_GPUS", "GPU_ALIASES", "RUNPOD_NAME_OVERRIDES", "catalog_gpu_id", "runpod_name"]

@@ -326,7 +326,8 @@ def _loader_cap() -> int:
 def import_file(path: Path, *, provider: str | None = None, region: str | None = None,
                 gpu_ids: Iterable[str] | None = None, gpu_names: OverlayGpuNames | None = None,
                 max_bytes: int | None = None, source: str = "",
-                as_of: str = "", check_rows: bool = True) -> ImportResult:
+                as_of: str = "", check_rows: bool = True,
+                gpu_memory: Mapping[str, float] | None = None) -> ImportResult:
     """The instance rows of one SkyPilot ``vms.csv`` (see the module docstring).
 
     Args:
@@ -345,6 +346,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             it refuses; False for a caller that loads the whole overlay with the loader anyway and imports
             again with the check only when that load fails (planner catalog import-skypilot: each
             entry is then read once, not twice).
+        gpu_memory: catalog GPU id -> its memory in GiB, which a RunPod GpuInfo's memory must match (within 10 %);
+            None: not checked.
 
     Raises:
         ImportProblem: the file cannot be read (the module docstring), or its overlay would be over
@@ -389,7 +392,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     result = ImportResult(rows_read=rows_read)
     dropped: dict[str, list[tuple[str, str]]] = {}
     cells: dict[str, dict[str, str]] = {}  # instance key -> its counts and memory as written (h21b M4)
-    zones, meta, lines = _zones(path, provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names)
+    zones, meta, lines = _zones(path, provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names,
+                                gpu_memory)
     for inst in sorted(no_gpu):
         key = instance_key(provider, inst)
         result.skipped.setdefault(spelled.setdefault(key, inst), f"line {no_gpu[inst][0]}: no GPU")  # h22b M1
@@ -420,7 +424,9 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                 "types, so check that this is one, or split it")
     result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
-    result.instance_case_lines = _case_lines(provider, rows, {r.instance for r in result.rows})
+    left = {line for rows_of in dropped.values() for line, _ in rows_of}  # rows left out beside kept ones (h36b m10)
+    result.instance_case_lines = [line for line in _case_lines(provider, rows, {r.instance for r in result.rows})
+                                  if line not in left]
     _keep_region_lines(provider, rows, result)
     if region is not None:
         held = {(r.get("AvailabilityZone") or "").strip(): region_case(provider, r["Region"].strip()) for r in rows}
@@ -611,7 +617,16 @@ def _foreign_region(region: str) -> str:
 def _malformed_region(region: str) -> str:
     """Why a region that is no region name (white space or punctuation in it: 'us east 4') is not imported, with
     the name it may mean ('us-east-4'): the clouds name regions in letters, digits and '-' (us-east-1,
-    us-central1, eastus)."""
+    us-central1, eastus). One holding a control character (an ESC starting a terminal sequence, '\x1b[31mRED') is
+    said to hold it, the value as the file writes it, with no guess (h36b m9: '31mred' was offered)."""
+    import unicodedata
+
+    from planner.core.errors import char_name
+
+    ctrl = next((c for c in region if unicodedata.category(c) == "Cc"), None)
+    if ctrl is not None:
+        return (f"the region {_quoted(region)} holds {char_name(ctrl)}, a control character, which no region name "
+                "holds (the clouds write them in letters, digits and '-', e.g. us-east-1)")
     guess = "-".join(p for p in re.split(r"[^A-Za-z0-9]+", region) if p)
     hint = f"; did the file mean {guess!r}?" if guess else ""
     return (f"the region {_quoted(region)} is no region name (the clouds write them in letters, digits and '-', "
@@ -634,7 +649,7 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
         if not cands:
             odd = next((z for z in zs if not _REGION_NAME.fullmatch(z.region)), None)
             if odd is not None:  # 'us east 4' is no region of any cloud, not one outside the US (h31b M2)
-                return (f"line {odd.line}: " if odd.line else at) + _malformed_region(odd.region)
+                return (f"line {odd.line}: " if odd.line else at) + _malformed_region(odd.region_text or odd.region)
             zoned = next((z for z in zs if _US_ZONE.fullmatch(z.region.lower())), None)
             if zoned is not None:  # 'us-east-1a' in the Region column (h34b m8): a zone's name, said so
                 return ((f"line {zoned.line}: " if zoned.line else at) + f"the region {_quoted(zoned.region)} is an "
@@ -757,8 +772,32 @@ def yaml_text(text: str) -> str:
     return '"' + "".join(f"\\U{ord(p):08x}" if i % 2 else json.dumps(p)[1:-1] for i, p in enumerate(parts)) + '"'
 
 
-def _entry_lines(r: Imported, source: str, as_of: str) -> list[str]:
-    """The lines of ``r``'s entry in an overlay (:func:`overlay_yaml`), with this source text and date."""
+def stale_keys(rows: Iterable[Imported], shipped: Iterable[Any]) -> dict[str, tuple[str, ...]]:
+    """The keys each imported row must clear (``key: null``) in its overlay entry: an overlay entry replaces the
+    shipped entry of its id key by key (docs/catalog.md, "Overlays"), so a shipped key the import does not write
+    would survive onto the imported machine (h36b N8: an A10G's ``gpu_memory_usable``, 22,888 MiB, on an H100).
+
+    Args:
+        rows: the imported rows.
+        shipped: the shipped catalog's :class:`planner.catalog.cloud.CloudInstance` records.
+
+    Returns:
+        id -> keys to write as null. The import writes every key but ``gpu_memory_usable`` (``notes`` is dropped by
+        the price rule when not written), so that is the one: cleared unless the shipped entry has the same GPU and
+        count, whose driver-reported memory is still true.
+    """
+    by_id = {s.id: s for s in shipped}
+    out: dict[str, tuple[str, ...]] = {}
+    for r in rows:
+        s = by_id.get(r.id)
+        if s is not None and s.gpu_memory_usable_bytes is not None and (s.gpu, s.gpu_count) != (r.gpu, r.gpu_count):
+            out[r.id] = ("gpu_memory_usable",)
+    return out
+
+
+def _entry_lines(r: Imported, source: str, as_of: str, cleared: Sequence[str] = ()) -> list[str]:
+    """The lines of ``r``'s entry in an overlay (:func:`overlay_yaml`), with this source text and date, and the
+    keys ``cleared`` written as null (:func:`stale_keys`)."""
     q = yaml_text
     out = [f"  - id: {r.id}", f"    provider: {r.provider}", f"    instance: {q(r.instance)}",
            f"    gpu: {r.gpu}", f"    gpu_count: {r.gpu_count}", f"    vcpus: {r.vcpus}",
@@ -771,6 +810,7 @@ def _entry_lines(r: Imported, source: str, as_of: str) -> list[str]:
            f"    verification: {r.verification}"]
     if r.notes:
         out.append(f"    notes: {q(r.notes)}")
+    out += [f"    {k}: null" for k in cleared]
     return out
 
 
@@ -791,13 +831,15 @@ def _entry_mapping(r: Imported, source: str, as_of: str) -> dict[str, object]:
     return entry
 
 
-def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: str, generated: str) -> str:
-    """A ``cloud.yaml`` overlay holding ``rows`` (source: provider -> the source text of its rows)."""
+def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: str, generated: str,
+                 cleared: Mapping[str, Sequence[str]] | None = None) -> str:
+    """A ``cloud.yaml`` overlay holding ``rows`` (source: provider -> the source text of its rows; ``cleared``: id ->
+    the shipped keys its entry writes as null, :func:`stale_keys`)."""
     out = [f"# Cloud instances imported by `planner catalog import-skypilot` ({generated}).",
            "# Schema: catalog/README.md (cloud.yaml); an entry whose id is a shipped one replaces it key by key.",
            "schema_version: 1", "instances:"]
     for r in rows:
-        out += _entry_lines(r, source[r.provider], as_of)
+        out += _entry_lines(r, source[r.provider], as_of, (cleared or {}).get(r.id, ()))
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -805,4 +847,4 @@ def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: 
 __all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "LOWER_CASE_INSTANCES",
            "MAX_COLUMNS", "MAX_CSV_BYTES", "NUMERIC_COLUMNS", "PROVIDERS", "REQUIRED_COLUMNS", "detect_provider",
            "gpu_id", "import_file", "instance_key", "is_us", "left_out_lines", "overlay_yaml", "read_rows", "slug",
-           "source_problem", "yaml_text"]
+           "source_problem", "stale_keys", "yaml_text"]

@@ -38,6 +38,8 @@ class ImportResult:
     skipped: dict[str, str] = field(default_factory=dict)
     #: CSV lines whose SpotPrice was 0 (or below the smallest float): read as no spot offer
     no_spot_lines: list[str] = field(default_factory=list)
+    #: CSV lines whose spot price was below the catalog's floor (0.001 USD/h, by its digits): no spot offer
+    spot_floor_lines: list[str] = field(default_factory=list)
     #: CSV lines whose spot price was at or above their on-demand price: read as no spot offer (module docstring)
     spot_above_lines: list[str] = field(default_factory=list)
     #: GCP VM rows of a machine type imported from other zones, in a zone with no GPU row to add (the GPU is not

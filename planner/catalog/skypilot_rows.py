@@ -107,6 +107,7 @@ class _Zone:
     price_text: str = ""  # the price and spot price as written (GCP: the sum of the two rows' digits), by whose
     spot_text: str = ""   # digits the catalog's floor and cap are judged (h25b M2; planner.catalog.skypilot._pick)
     offer: bool | None = None  # whether the spot price is an offer (:func:`spot_below`), judged once; None: not yet
+    region_text: str = ""  # the Region as the file writes it (``region`` is as the overlay would: h36b m9)
 
 
 
@@ -211,14 +212,16 @@ def _several_gpus(acc: str, names: OverlayGpuNames | None) -> str | None:
 
 def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result: ImportResult,
            gpu_ids: Iterable[str] | None, spelled: dict[str, str], dropped: dict[str, list[tuple[str, str]]] | None = None,
-           cells: dict[str, dict[str, str]] | None = None, names: OverlayGpuNames | None = None
+           cells: dict[str, dict[str, str]] | None = None, names: OverlayGpuNames | None = None,
+           gpu_memory: Mapping[str, float] | None = None
            ) -> tuple[dict[str, list[_Zone]], dict[str, tuple[str, int, int, float]], dict[str, str]]:
     """Each instance type's zones (:class:`_Zone`), its (GPU id, count, vCPUs, memory) and first CSV line, keyed by
     :func:`instance_key`; a row that prices nothing is told in ``result.skipped`` under the instance type as the
     file first writes it (``spelled``, filled here), and kept in ``dropped`` (instance key -> its (line, reason)
     rows), so that one left out beside a row of its instance type that is kept is still counted (h20b N2). ``cells``
     gets each instance type's AcceleratorCount, vCPUs and MemoryGiB as the row its figures are read from writes
-    them (:func:`_imported_problem`'s ``written``).
+    them (:func:`_imported_problem`'s ``written``). ``gpu_memory``: each catalog GPU's memory in GiB, which a
+    RunPod GpuInfo's memory is checked against (:func:`_gpu_info_problem`; None: not checked).
 
     Raises:
         ImportProblem: two priced rows of one instance type, in any zones or regions, give it different hardware
@@ -260,8 +263,10 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             said = (r.get("AcceleratorCount") or "").strip()
             if (named and named.lower() != acc.lower()) or (said and _num(said) != count):
                 # the row names other GPUs than its machine type carries: not read over (h35b N1)
+                # the count as a number where it reads as one ('A100' x2, h36b m10), else quoted as text
                 leave(inst, shown, r["_line"], f"line {r['_line']}: the row names {_quoted(named or acc)} x"
-                                               f"{_quoted(said) if said else count}, but machine type {raw} carries "
+                                               f"{(said if _num(said) is not None else _quoted(said)) if said else count}"
+                                               f", but machine type {raw} carries "
                                                f"{acc} x{count}")
                 continue
         else:
@@ -288,6 +293,13 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             leave(inst, shown, r["_line"],
                   f"line {r['_line']}: no Region ({'empty' if not r.get('Region') else 'blank'})")
             continue
+        # h36b N7: a GpuInfo naming another GPU, count or memory was read past; N2: a zone of another region, or
+        # none, set the region's spot price
+        why = _gpu_info_problem(provider, acc, count, r.get("GpuInfo") or "", gid, gpu_memory) or \
+            _zone_problem(provider, r)
+        if why is not None:
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {why}")
+            continue
         price, spot = _num(r["Price"]), _spot(r, result)
         price_text, spot_text = r["Price"].strip(), (r["SpotPrice"] or "").strip() if spot is not None else ""
         zone = (r.get("AvailabilityZone") or "").strip()
@@ -300,17 +312,13 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                 result.no_gpu_row_lines.append(str(r["_line"]))
                 continue
             g_price, g_spot, g_texts, g_line = g_row
-            if not g_price or _below_floor(g_price, g_texts[0], g_texts[0]):  # h34b N2: added as 0 before
-                said = _quoted(g_texts[0]) if g_texts[0] else "empty"
-                leave(inst, shown, r["_line"], f"line {r['_line']}: its {acc} x{count} GPU row (line {g_line}) has "
-                                               f"no on-demand price ({said}: 0, empty or below the catalog's floor, "
-                                               f"{MIN_USD_PER_HOUR:g} USD/h), so the GPUs would be priced at 0")
+            why = _gcp_unpriced(f"{acc} x{count}", g_price, g_texts[0], g_line, price, price_text, r["Price"])
+            if why is not None:
+                leave(inst, shown, r["_line"], f"line {r['_line']}: {why}")
                 continue
             parts = f"VM {_digits(price, price_text)} + {acc}x{count} {_digits(g_price, g_texts[0])}" \
                 if price is not None else ""
-            if g_spot is not None and _below_floor(g_spot, g_texts[1], g_texts[1]):
-                g_spot = None  # a GPU spot price below the floor is no spot offer for the GPUs (h35b N3: was added,
-                # pricing them at about 0 on spot): the machine gets no spot price, as with no GPU spot at all
+            # a GPU spot price below the floor is no spot offer for the GPUs (h35b N3), read so by _spot, counted
             if price is not None and spot is not None and g_spot is not None:
                 spot_parts = f"{_digits(spot, spot_text)} + {_digits(g_spot, g_texts[1])}"
                 spot = round(spot + g_spot, 6)
@@ -341,7 +349,8 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
         offer = spot_below(spot, spot_text, price, price_text)
         zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result, (price_text, spot_text)),
                                                 zone, price, spot, parts,
-                                                spot_parts, str(r["_line"]), price_text, spot_text, offer))
+                                                spot_parts, str(r["_line"]), price_text, spot_text, offer,
+                                                r["Region"].strip()))
     for inst, (line, gpus, zone) in unpriced.items():
         if inst not in zones and spelled[inst] not in result.skipped:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
@@ -400,6 +409,109 @@ def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] 
     if gid is None or (known is not None and gid not in known):
         return why
     return f"{why}; it holds {_first_foreign(acc)}: written {_quoted(folded)}, it would be GPU {gid}"
+
+
+#: The words of an AWS region's name as its zone ids abbreviate them (us-east-1 -> use1, ap-northeast-1 -> apne1,
+#: us-gov-west-1 -> usgw1), AWS EC2 User Guide, "AZ IDs"; a word not listed stands for its first letter.
+_AWS_ZONE_ID_WORDS = {"central": "c", "east": "e", "west": "w", "north": "n", "south": "s", "northeast": "ne",
+                      "northwest": "nw", "southeast": "se", "southwest": "sw", "gov": "g"}
+
+
+def aws_zone_id_prefix(region: str) -> str:
+    """The prefix of an AWS region's zone ids, as SkyPilot's AWS fetcher writes them in ``AvailabilityZone``
+    (sky/catalog/data_fetchers/fetch_aws.py joins each zone name with its id: ``use1-az1``, a Local Zone
+    ``use1-atl2-az1``): ``us-east-1`` -> ``use1``; a region name of fewer than three parts gives '' (none)."""
+    parts = region.lower().split("-")
+    if len(parts) < 3:
+        return ""
+    return parts[0] + "".join(_AWS_ZONE_ID_WORDS.get(w, w[:1]) for w in parts[1:-1]) + parts[-1]
+
+
+def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
+    """Why a row's ``AvailabilityZone`` cannot place its prices in its ``Region`` (None: it can, or the layout has
+    no such column, or the provider's zones are not named after its regions: RunPod's data centres).
+
+    AWS (SkyPilot's fetcher joins every row to a zone of its region, inner: an empty zone is never written;
+    github.com/skypilot-org/skypilot sky/catalog/data_fetchers/fetch_aws.py @005261080a6b) writes the zone id, ``use1-az4``, or a name, ``us-east-1a``, a Local Zone
+    ``us-east-1-bos-1a`` or Wavelength ``us-east-1-wl1-bos-wlz-1``: the region's name followed by a letter or
+    '-', or its id prefix (:func:`aws_zone_id_prefix`) followed by '-'. GCP's zones are ``REGION-LETTER``
+    (``us-central1-a``). An empty zone in an AWS file that has the column, or a zone of another region
+    (``us-west-2a`` under ``us-east-1``), would set that region's spot price from another place (h36b N2)."""
+    if provider not in ("aws", "gcp") or "AvailabilityZone" not in r:
+        return None
+    zone, region = (r.get("AvailabilityZone") or "").strip().lower(), (r.get("Region") or "").strip().lower()
+    if not re.fullmatch(r"[a-z]+(-[a-z]+)+-\d+" if provider == "aws" else r"[a-z]+-[a-z]+\d+", region):
+        # a region that is no region name (a lookalike, 'us--east-1', a zone's name): said as that, later
+        return None
+    if not zone:
+        if provider != "aws":
+            return None
+        return ("no AvailabilityZone (empty): SkyPilot's AWS fetcher writes a zone on every row, and the zone "
+                "places the row's spot price")
+    if provider == "gcp":
+        ok = zone.startswith(region + "-") and len(zone) > len(region) + 1
+    else:
+        rest = zone[len(region):] if zone.startswith(region) else ""
+        prefix = aws_zone_id_prefix(region)
+        ok = (rest[:1].isalpha() and rest[:1].isascii()) or (rest[:1] == "-" and len(rest) > 1) or \
+            bool(prefix and zone.startswith(prefix + "-") and len(zone) > len(prefix) + 1)
+    if ok:
+        return None
+    return (f"its AvailabilityZone {_quoted(r.get('AvailabilityZone', '').strip())} is not a zone of its Region "
+            f"{_quoted(r.get('Region', '').strip())} ("
+            + ("a GCP zone is REGION-LETTER, us-central1-a" if provider == "gcp" else
+               "an AWS zone is the region's name and a letter, us-east-1a, or its id, use1-az4")
+            + "), so it cannot place the row's prices")
+
+
+def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
+                      gpu_memory: Mapping[str, float] | None) -> str | None:
+    """Why a RunPod row's ``GpuInfo`` contradicts its ``AcceleratorName``, ``AcceleratorCount`` or GPU (None: it
+    agrees, is empty, or the provider is another). SkyPilot's RunPod fetcher derives the AcceleratorName from the
+    GpuInfo's ``Name`` (planner.catalog.aliases.runpod_name) and writes the count there, and the GPU's memory in GB
+    in ``SizeInMiB`` (fetch_runpod.py ``get_gpu_info``: ``'SizeInMiB': memoryInGb``, 80 for an 80 GB card; a value
+    of 1024 or more is read as MiB), so a GpuInfo of another GPU (h36b N7: 'H100 PCIe' on an A100-80GB row), count
+    or memory (over 10 % from the catalog GPU's, ``gpu_memory`` GiB) means the row cannot be trusted."""
+    import ast
+
+    from planner.catalog.aliases import runpod_name
+
+    if provider != "runpod" or not info.strip():
+        return None
+    try:
+        gpus = ast.literal_eval(info.strip())["Gpus"]
+        board = gpus[0]
+        name, said = str(board["Name"]), board.get("Count")
+        size = (board.get("MemoryInfo") or {}).get("SizeInMiB")
+    except (ValueError, SyntaxError, TypeError, KeyError, IndexError, AttributeError, MemoryError, RecursionError):
+        return f"its GpuInfo {_quoted(info.strip())} is not the dict SkyPilot writes ({{'Gpus': [{{'Name': ...}}]}})"
+    if runpod_name(name).lower() != acc.lower():
+        return (f"its GpuInfo names {_quoted(name)}, which SkyPilot writes as {_quoted(runpod_name(name))}, but "
+                f"AcceleratorName is {_quoted(acc)}: the row names two GPUs")
+    if isinstance(said, (int, float)) and not isinstance(said, bool) and said != count:
+        return f"its GpuInfo gives {said:g} GPU(s), but AcceleratorCount is {count}"
+    want = (gpu_memory or {}).get(gid)
+    if want and isinstance(size, (int, float)) and not isinstance(size, bool) and size > 0:
+        gib = size / 1024 if size >= 1024 else size
+        if abs(gib - want) > 0.1 * want:
+            return (f"its GpuInfo gives {gib:g} GiB per GPU ({_quoted(str(size))} in SizeInMiB), but {acc} is "
+                    f"{gid}, {want:g} GiB")
+    return None
+
+
+def _gcp_unpriced(gpus: str, g_price: float | None, g_text: str, g_line: str, price: float | None,
+                  price_text: str, cell: str) -> str | None:
+    """Why a GCP machine type's row of a zone prices nothing (None: it prices it): its GPU row has no on-demand price
+    (0, empty or below the catalog's floor: h34b N2, added as 0 before), or its VM row's is below the floor (h36b m1:
+    summed, pricing the host at about 0); ``gpus`` as 'A100 x1', ``cell`` the VM row's Price as written."""
+    if not g_price or _below_floor(g_price, g_text, g_text):
+        said = _quoted(g_text) if g_text else "empty"
+        return (f"its {gpus} GPU row (line {g_line}) has no on-demand price ({said}: 0, empty or below the catalog's "
+                f"floor, {MIN_USD_PER_HOUR:g} USD/h), so the GPUs would be priced at 0")
+    if price is not None and _below_floor(price, price_text, cell):
+        return (f"its VM row's on-demand price {_quoted(price_text)} is below the catalog's floor "
+                f"({MIN_USD_PER_HOUR:g} USD/h), so the host would be priced at 0")
+    return None
 
 
 def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult
@@ -467,10 +579,16 @@ def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None
 
 def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
     """A row's spot price; 0 (SkyPilot's files write 0 where a cloud has no spot offer, and a value such
-    as 1e-400 reads as 0) is no spot offer: None, its line kept in ``result.no_spot_lines``."""
+    as 1e-400 reads as 0) is no spot offer: None, its line kept in ``result.no_spot_lines``; so is one below the
+    catalog's floor (MIN_USD_PER_HOUR, by its digits), its line kept in ``result.spot_floor_lines``."""
     spot = _num(r["SpotPrice"])
     if spot is not None and spot <= 0:
         result.no_spot_lines.append(str(r["_line"]))
+        return None
+    if spot is not None and _below_floor(spot, (r["SpotPrice"] or "").strip(), r["SpotPrice"] or ""):
+        # below the catalog's floor (by its digits): no spot offer, on any row of any cloud, counted (h36b m1: an AWS
+        # row lost its on-demand offer over it, a GCP VM row's was summed)
+        result.spot_floor_lines.append(str(r["_line"]))
         return None
     return spot
 

@@ -516,7 +516,8 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
     from pathlib import Path
 
     from planner.catalog.import_summary import left_out_lines, noted_lines
-    from planner.catalog.skypilot import ImportProblem, import_file, overlay_yaml
+    from planner.catalog.cloud import MIN_USD_PER_HOUR
+    from planner.catalog.skypilot import ImportProblem, import_file, overlay_yaml, stale_keys
     from planner.core.errors import InputError
     from planner.core.names import escape_unsafe
 
@@ -534,7 +535,8 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
             result = import_file(Path(f), provider=provider, region=region, gpu_ids=[g.id for g in catalog.gpus],
                                  gpu_names=gpu_names,
                                  max_bytes=MAX_FILE_BYTES - used, source=source_text or _default_source(f, date),
-                                 as_of=date, check_rows=check_rows)
+                                 as_of=date, check_rows=check_rows,
+                                 gpu_memory={g.id: g.memory_bytes / 2**30 for g in catalog.gpus})
         except ImportProblem as exc:
             raise InputError(str(exc), hint=exc.hint or "Give a SkyPilot vms.csv (catalogs/v8/<provider>/vms.csv).") \
                 from None
@@ -556,6 +558,8 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             say("  " + escape_unsafe(line))
         for line in noted_lines(((result.no_spot_lines, "spot price 0 read as no spot offer"),
+                                 (sorted(result.spot_floor_lines, key=int), f"spot price below the catalog's floor "
+                                                           f"({MIN_USD_PER_HOUR:g} USD/h) read as no spot offer"),
                                  (result.spot_above_lines, "spot price at or above on-demand read as no spot offer"),
                                  (result.region_case_lines, "region in upper case written in lower case, as the "
                                                             "cloud names it"),
@@ -577,8 +581,10 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
             raise InputError(f"instance {r.id} comes from two files ({seen[r.id]} and {f})",
                              hint="Import each provider's file once.")
         seen[r.id] = f
+    # a shipped key the import does not write would survive the key-by-key merge onto another machine (h36b N8)
+    cleared = stale_keys(rows, opts.load_catalog_option(None).instances)
     text = overlay_yaml(sorted(rows, key=lambda r: (r.provider, r.id)), source=sources, as_of=date,
-                        generated=f"{len(files)} file(s), {date}")
+                        generated=f"{len(files)} file(s), {date}", cleared=cleared)
     check_overlay(out, text)  # what --catalog OUT will read loads, else nothing is written
     return text, len(rows)
 

@@ -768,5 +768,26 @@ def shell_word(text: str) -> str:
     ``'/tmp/o;rm x'``), so that a pasted hint runs nothing the path holds (h29b M3)."""
     from shlex import quote
 
+    if escape_unsafe(text) != text:  # a character the terminal shows escaped ('\xff', '\x1b'): in $'...' (h36b m6)
+        return ansi_c_word(text)
     plain = text and all(c in _SHELL_PLAIN or c.isalnum() or unicodedata.category(c).startswith("M") for c in text)
     return text if plain else quote(text)
+
+
+def ansi_c_word(text: str) -> str:
+    """``text`` (a path) in bash's ``$'...'`` quoting (bash(1), QUOTING: ``\\xHH`` is the byte HH, ``\\'`` a quote,
+    ``\\\\`` a backslash): printable ASCII as itself, every other byte of the path as the file system takes it
+    (os.fsencode: a byte that was not UTF-8, PEP 383, as itself; other characters as their UTF-8 bytes) as
+    ``\\xHH``, so that pasting it names the same bytes whatever the terminal's locale ('ofx\\udcff' ->
+    ``$'ofx\\xff'``; h36b m6: ``'ofx\\xff'`` named a folder of a backslash, 'x', 'f', 'f')."""
+    import os
+
+    try:
+        raw = os.fsencode(text)
+    except UnicodeEncodeError:  # a lone surrogate no file system name holds: as Python would write it
+        raw = text.encode("utf-8", "surrogatepass")
+    out = []
+    for b in raw:
+        c = chr(b)
+        out.append("\\" + c if c in "'\\" else c if 0x20 <= b < 0x7F else f"\\x{b:02x}")
+    return "$'" + "".join(out) + "'"

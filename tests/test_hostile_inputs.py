@@ -8,6 +8,8 @@ substitution, ``<(cat file)``: ``/dev/fd/N``, the read end of a pipe, which can 
 
 from __future__ import annotations
 
+from planner.core.names import path_word
+
 import hashlib
 import json
 import os
@@ -163,7 +165,7 @@ def test_an_existing_read_only_report_is_not_replaced(tmp_path: Path) -> None:
                       "json,csv"])
     path = out / "qlora-7b-12gb.csv"
     assert line == (f"Error: {path}: is read-only, and planner does not replace a file that was made read-only. "
-                    f"Make it writable (chmod u+w '{path}') or write elsewhere.")
+                    f"Make it writable (chmod u+w {path_word(path)}) or write elsewhere.")  # a shell word (h36a 2)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 

@@ -17,6 +17,7 @@ from planner.core.errors import OutputError
 from planner.core.interrupt import Interrupted, SignalGuard, held
 from planner.core.names import MAX_STEM_BYTES, safe_stem
 from planner.core.reportset import MANIFEST, STAGING_MARK, STAGING_PREFIX, ReportSet
+from planner.core.names import path_word
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +115,8 @@ def test_a_read_only_report_is_not_replaced(tmp_path: Path) -> None:
             rs.commit()
     for exc in (early, info):
         assert str(exc.value) == (f"{out / 's.json'}: is read-only, and planner does not replace a file that was made "
-                                  f"read-only. Make it writable (chmod u+w '{out / 's.json'}') or write elsewhere.")
+                                  f"read-only. Make it writable (chmod u+w {path_word(out / 's.json')}) or write "
+                                  "elsewhere.")  # the path as a shell word (h36a 2)
     assert _listing(out) == {"s.csv": "old csv", "s.json": "old json", "s.md": "old md"}  # the csv did not move
 
 

@@ -115,3 +115,21 @@ def test_a_write_after_the_check_into_a_new_name_is_not_left_in_place(tmp_path: 
     said = _error(out, "{}\n", None)
     assert "planner's new report was changed by another program" in said, said
     assert not (out / "r.json").exists()
+
+
+def test_an_out_starting_with_a_dash_keeps_its_dot_slash_in_lines_and_hints(tmp_path: Path, monkeypatch) -> None:
+    # h36a 2: Path('./-r') is '-r', so the hint 'chmod u+w -r/x.csv' read the path as options
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    scenario = str(Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml")
+    r = CliRunner().invoke(main, ["plan", scenario, "--out", "./-r", "--format", "csv"])
+    assert r.exit_code == 0 and "Wrote ./-r/qlora-7b-12gb.csv" in r.output, r.output
+    os.chmod(tmp_path / "-r" / "qlora-7b-12gb.csv", 0o444)
+    r = CliRunner().invoke(main, ["plan", scenario, "--out", "./-r", "--format", "csv"])
+    assert r.exit_code == 2
+    assert r.output == ("Error: ./-r/qlora-7b-12gb.csv: is read-only, and planner does not replace a file that was "
+                        "made read-only. Make it writable (chmod u+w ./-r/qlora-7b-12gb.csv) or write elsewhere.\n"), \
+        r.output

@@ -728,9 +728,9 @@ def size_text(n: int) -> str:
 
 
 def joined(paths: list[Path]) -> str:
-    """'a', 'a and b', 'a, b and c'; a relative path whose first folder is '~' as './~/...' (Path drops the './'
-    of '--out ./~', and '~/...' would read as the home folder)."""
-    names = [escape_unsafe("./" + str(p) if str(p).startswith("~") else str(p)) for p in paths]
+    """'a', 'a and b', 'a, b and c'; a relative path whose first folder is '~' or begins with '-' as './~/...',
+    './-t/...' (Path drops the './' of '--out ./~', and '~/...' would read as the home folder, '-t/...' as options)."""
+    names = [escape_unsafe("./" + str(p) if str(p).startswith(("~", "-")) else str(p)) for p in paths]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 

@@ -595,8 +595,11 @@ def refuse_read_only(path: Path, st: os.stat_result) -> None:
         OutputError: saying so, with what to do.
     """
     if stat.S_ISREG(st.st_mode) and not st.st_mode & 0o222:
-        raise OutputError(f"{path}: is read-only, and planner does not replace a file that was made read-only. "
-                          f"Make it writable (chmod u+w '{path}') or write elsewhere.")
+        from planner.core.names import path_word
+
+        shown = f"./{path}" if str(path).startswith("-") else str(path)  # Path('./-r/x') is '-r/x' (h36a 2)
+        raise OutputError(f"{shown}: is read-only, and planner does not replace a file that was made read-only. "
+                          f"Make it writable (chmod u+w {path_word(path)}) or write elsewhere.")
 
 
 def fsync_dir(directory: Path) -> None:

@@ -64,7 +64,10 @@ def show_text(text: str, at: Path, shown: Path) -> str:
 
     if at == shown or not isinstance(text, str):
         return text
-    for a, s in ((str(at), str(shown)), (escape_unsafe(str(at)), escape_unsafe(str(shown)))):
+    plain = str(shown)
+    if plain.startswith("-"):  # Path('./-o') is '-o', which a hint's command would read as options (h36a 2)
+        plain = "./" + plain
+    for a, s in ((str(at), plain), (escape_unsafe(str(at)), escape_unsafe(plain))):
         if a in text and s == ".":  # Path('.') / 'x' is 'x': a path inside the current folder is shown bare
             text = re.sub(_BEFORE + re.escape(a + "/"), "", text)
         if a in text:

@@ -268,6 +268,9 @@ def test_a_report_of_an_earlier_plan_not_written_again_goes_with_the_new_set(tmp
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "qlora-7b-12gb.json"]
     assert "Removed the stale" in r.output and "qlora-7b-12gb.md of an earlier plan" in r.output
+    # h36a 5: said so when only --format changed too (the same plan): a format not written, not "another plan"
+    assert "(a format not written this time: left beside the new reports, it could disagree with them)." in " ".join(
+        r.output.split()), r.output
 
 
 @pytest.mark.slow  # over 1.2 s on a loaded 2-core machine: CI's second step runs it (pyproject addopts)

@@ -84,8 +84,8 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     echo("")
     echo(f"Wrote {joined(list(r.outputs.values()))}")
     if r.removed:
-        echo(f"Removed the stale {joined(list(r.removed))} of an earlier plan (not written this time: it would "
-             "describe another plan).")
+        echo(f"Removed the stale {joined(list(r.removed))} of an earlier plan (a format not written this time: "
+             "left beside the new reports, it could disagree with them).")  # h36a 5: not "another plan"
     for note in r.notes:
         echo(note, err=True)
 

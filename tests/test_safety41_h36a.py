@@ -133,3 +133,45 @@ def test_an_out_starting_with_a_dash_keeps_its_dot_slash_in_lines_and_hints(tmp_
     assert r.output == ("Error: ./-r/qlora-7b-12gb.csv: is read-only, and planner does not replace a file that was "
                         "made read-only. Make it writable (chmod u+w ./-r/qlora-7b-12gb.csv) or write elsewhere.\n"), \
         r.output
+
+
+def _dead(out: Path, name: str, folder_line: bool | tuple = True, old: bytes | None = None) -> Path:
+    """A staging folder as a killed run leaves it: its mark, the folder line (this folder's device and inode, or
+    the ones given), and '0.old' (listed) when ``old`` is given."""
+    import json
+
+    from planner.core.stagemark import MARK_HEADER
+    from planner.core.stagerecord import FOLDER_KEY, STAGING_MARK, STAGING_PREFIX
+
+    dead = out / (STAGING_PREFIX + name)
+    dead.mkdir(mode=0o700)
+    st = dead.stat()
+    ident = [st.st_dev, st.st_ino] if folder_line is True else list(folder_line)
+    lines = [json.dumps({FOLDER_KEY: ident})]
+    if old is not None:
+        (dead / "0.old").write_bytes(old)
+        lines.append('"0.old"')
+    (dead / STAGING_MARK).write_bytes(MARK_HEADER + "\n".join(lines).encode() + b"\n")
+    return dead
+
+
+def test_a_copied_staging_folder_is_not_cleaned_as_a_stopped_runs(tmp_path: Path) -> None:
+    # h36a 6: 'cp -a' of a killed run's folder: its mark names the original folder, so its files are the copy's
+    out = tmp_path / "o"
+    _commit(out, "{}\n")
+    dead = _dead(out, "copy0001", folder_line=(1, 2), old=b"{}\n")  # '{}\n' is a hash the manifest lists
+    notes = _commit(out, "{}\n")
+    assert (dead / "0.old").read_bytes() == b"{}\n"
+    assert notes == [f"Left {dead}: it holds .planner-staging (it names another folder than this one (a copy of a "
+                     "staging folder?), so planner does not go by it), 0.old, which planner cannot tell it wrote; "
+                     "check it and remove it yourself."], notes
+
+
+def test_a_stopped_runs_staging_folder_holding_only_its_mark_is_removed_and_said(tmp_path: Path) -> None:
+    # h36a 7: removed without a line
+    out = tmp_path / "o"
+    _commit(out, "{}\n")
+    dead = _dead(out, "mark0001")
+    notes = _commit(out, "{}\n")
+    assert not dead.exists()
+    assert notes == [f"Removed {dead}, which a stopped planner run left holding only its mark."], notes

@@ -724,7 +724,7 @@ class ReportSet:
                         hashes = _listed_hashes(self.out)
                     found: dict = {}
                     left = _clear_staging(Path(e.path), hashes, found)
-                    if held or left:
+                    if held or left or not os.path.lexists(e.path):  # its mark alone removed: said (h36a 7)
                         self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left,
                                                              temps=found.get("temps", 0),
                                                              moved=found.get("moved", True)))

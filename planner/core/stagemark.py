@@ -185,6 +185,24 @@ def _read_mark(data: bytes) -> tuple[set[str], set[str], set[str], bool, str]:
     return listed, tmps, hashes, moved, enc
 
 
+def _other_folder(folder: Path, data: bytes) -> str | None:
+    """Why a mark (its bytes ``data``) is not the mark of ``folder``: its folder line (the device and inode of the
+    folder the run made, h34a N2) names another folder, as in a copy of a staging folder ('cp -a'), whose files
+    no planner run made (h36a 6); None when it names this one, or has no such line (an earlier release's)."""
+    lines = data.split(b"\n")
+    if len(lines) < 2 or lines[0] + b"\n" != MARK_HEADER:
+        return None
+    try:
+        entry = json.loads(lines[1])
+        named = tuple(entry[FOLDER_KEY]) if isinstance(entry, dict) and set(entry) == {FOLDER_KEY} else None
+        st = os.lstat(folder)
+    except (ValueError, TypeError, KeyError, OSError, RecursionError):
+        return None
+    if named is None or named == (st.st_dev, st.st_ino):
+        return None
+    return "it names another folder than this one (a copy of a staging folder?), so planner does not go by it"
+
+
 def _shared(folder: Path, mark: Path, st: os.stat_result) -> str | None:
     """Why the mark ``mark`` (of stat ``st``) of ``folder`` is not trusted though it is this user's: it, or its
     folder (without the sticky bit), can be written by others, as the manifest is judged
@@ -224,7 +242,10 @@ def clear_staging(folder: Path, hashes: set[str] | frozenset[str] = frozenset(),
             raise OSError
         if (shared := _shared(folder, mark, st)) is not None:
             raise _NotAName(None, shared)
-        listed, tmps, staged, moved, enc = _read_mark(mark.read_bytes())
+        data = mark.read_bytes()
+        if (other := _other_folder(folder, data)) is not None:  # a copy ('cp -a') of a staging folder (h36a 6)
+            raise _NotAName(None, other)
+        listed, tmps, staged, moved, enc = _read_mark(data)
     except _NotAName as exc:
         listed, bad = None, exc.args[0]
         why = exc.args[1] if len(exc.args) > 1 else "is not a file name in that folder"
@@ -369,6 +390,8 @@ def dead_staging_note(out: Path, folder: Path, held: int, left: list[str], *, te
                 (f"; {why}" if why else "") + ".") if removed > 0 else ""
         return (f"Left {folder}: it could not be removed ({gone[0][len(NOT_REMOVED):-1]}); check it and remove it "
                 f"yourself.{said}")
+    if not left and held <= 0:  # its mark alone: a run stopped before it staged anything (h36a 7: unsaid)
+        return f"Removed {folder}, which {run} left holding only its mark."
     if not left:
         return f"Removed {folder}, which {run} left, with {said}."
     shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")

@@ -14,12 +14,26 @@ from planner.cli.main import main
 ARGS = ["calibrate", "--model", "gpt2", "--task", "train", "--recipe", "fp32", "--micro-batch", "1", "--seq-len", "64"]
 
 
+def _install_command() -> str:
+    # the source folder planner runs from, by its path (h36a 8: '.[validate]' named whatever the current folder
+    # held), quoted as a shell word ('[' is a pattern character)
+    from pathlib import Path
+
+    import planner
+    from planner.core.names import shell_word
+
+    return f"pip install {shell_word(str(Path(planner.__file__).resolve().parents[1]) + '[validate]')}"
+
+
+_INSTALL = _install_command()
+
+
 def test_without_torch_it_says_so_in_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
     result = CliRunner().invoke(main, ARGS)
     assert result.exit_code == 2
     assert result.output == ("Error: planner calibrate needs PyTorch with CUDA (the Python package 'torch' is not "
-                             "installed); install it with: pip install '.[validate]'\n")
+                             f"installed); install it with: {_INSTALL}\n")
 
 
 def test_without_transformers_it_says_which_package_in_one_line(monkeypatch):
@@ -30,7 +44,7 @@ def test_without_transformers_it_says_which_package_in_one_line(monkeypatch):
     result = CliRunner().invoke(main, ARGS)
     assert result.exit_code == 2
     assert result.output == ("Error: planner calibrate needs Hugging Face Transformers (the Python package "
-                             "'transformers' is not installed); install it with: pip install '.[validate]'\n")
+                             f"'transformers' is not installed); install it with: {_INSTALL}\n")
 
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink"])

@@ -530,7 +530,7 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
     for module, what in (("torch", "PyTorch with CUDA"), ("transformers", "Hugging Face Transformers")):
         if not _installed(importlib.util, module):
             raise CalibrationUnavailable(f"planner calibrate needs {what} (the Python package {module!r} is not "
-                                         "installed); install it with: pip install '.[validate]'")
+                                         f"installed); install it with: {_install_hint()}")
     from planner.validate.worker import call_in_worker
 
     return call_in_worker("planner.validate.calibrate:_run_calibration_here", _run_spec(workload), steps=steps)
@@ -565,8 +565,29 @@ def _installed(util: Any, module: str) -> bool:
 
 
 def _no_torch() -> CalibrationUnavailable:
-    return CalibrationUnavailable(
-        "planner calibrate needs PyTorch with CUDA; install it with: pip install '.[validate]'")
+    return CalibrationUnavailable(f"planner calibrate needs PyTorch with CUDA; install it with: {_install_hint()}")
+
+
+def _install_hint() -> str:
+    """The command that installs planner's validate extra (PyTorch, Transformers, PEFT, bitsandbytes): from the
+    source folder planner runs from where it has one (its pyproject.toml beside the package), named by its path,
+    so it can be pasted in any folder (h36a 8: '.[validate]' installed whatever project the current folder held);
+    else the packages by name, at the versions the extra pins."""
+    from pathlib import Path
+
+    from planner.core.names import shell_word
+
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / "planner" / "__init__.py").is_file():
+        return f"pip install {shell_word(f'{root}[validate]')}"
+    try:  # an installed wheel: the extra's requirements as its metadata lists them
+        from importlib.metadata import requires
+
+        wanted = [r.split(";")[0].strip() for r in requires("planner") or [] if "extra == \"validate\"" in r
+                  or "extra == 'validate'" in r]
+    except Exception:  # noqa: BLE001 - no metadata to read: the packages by name
+        wanted = []
+    return "pip install " + " ".join(shell_word(w) for w in (wanted or ["torch", "transformers"]))
 
 
 def _run_calibration_here(spec: dict[str, Any], *, steps: int) -> dict[str, Any]:

@@ -175,3 +175,15 @@ def test_a_stopped_runs_staging_folder_holding_only_its_mark_is_removed_and_said
     notes = _commit(out, "{}\n")
     assert not dead.exists()
     assert notes == [f"Removed {dead}, which a stopped planner run left holding only its mark."], notes
+
+
+def test_calibrate_out_starting_with_a_dash_speaks_of_the_file() -> None:
+    # h36a 9: "every command given the folder later ..." of a file
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    r = CliRunner().invoke(main, ["calibrate", "--out=-c.yaml"])
+    assert r.exit_code == 2
+    assert r.output == ("Error: --out: '-c.yaml' begins with '-', so every command given the file later would read its "
+                        "name as options. Write --out './-c.yaml'.\n"), r.output

@@ -438,7 +438,8 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
         line = line.replace("part of a folder's name", "part of the file's or a folder's name") \
             if not first_is_folder else line
         if "/" not in text.rstrip("/"):  # '$HOME.yaml', '~x.yaml': the word the shell left is the file (h35a m1)
-            line = line.replace("would name a folder", "would name a file")
+            line = line.replace("would name a folder", "would name a file").replace(
+                "every command given the folder later", "every command given the file later")  # '-c.yaml' (h36a 9)
         last = text.rsplit("/", 1)[-1]
         named = f"has a folder {escape_unsafe(repr(last))} on its path"
         if last and named in line:  # 'cal/"x".yaml': the quoted name is the file's (h34a m3)

@@ -187,3 +187,27 @@ def test_calibrate_out_starting_with_a_dash_speaks_of_the_file() -> None:
     assert r.exit_code == 2
     assert r.output == ("Error: --out: '-c.yaml' begins with '-', so every command given the file later would read its "
                         "name as options. Write --out './-c.yaml'.\n"), r.output
+
+
+def test_a_file_another_program_adds_to_the_check_copy_is_not_named_as_in_out(tmp_path: Path, monkeypatch) -> None:
+    # h36a 10: "ov/moved.yaml: 'moved.yaml' is not a catalog file name" named a file that was never in --out
+    from planner.core import checkcopy
+    from tests.sky_helpers import aws_csv, run_cli
+
+    real = checkcopy.write_check_file
+
+    def write_and_add(folder, name, data):
+        real(folder, name, data)
+        if name == "cloud.yaml":  # another program, a moment later
+            (Path(folder) / "moved.yaml").write_text("x: 1\n")
+
+    monkeypatch.setattr(checkcopy, "write_check_file", write_and_add)
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1,us-east-1a,x86_64")
+    out = tmp_path / "ov"
+    code, said = run_cli("catalog", "import-skypilot", str(path), "--out", str(out))
+    assert code == 2
+    said = " ".join(said.split())
+    assert "holds moved.yaml, which this run did not put there (another program changed it during the run), so " \
+           f"nothing was written to {out / 'cloud.yaml'}" in said, said
+    assert str(out / "moved.yaml") not in said
+    assert not (out / "cloud.yaml").exists()

@@ -787,10 +787,12 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
                               "in the temporary folder (TMPDIR, else /tmp) or raise the file-size limit (ulimit -f)."
                               ) from None
         _sweep_check_copies(tmp)
+        copied = {"cloud.yaml"}  # the names this run put in the check copy
         try:
             for name in CATALOG_FILES:
                 if name == "cloud.yaml" or not os.path.lexists(out / name):
                     continue
+                copied.add(name)
                 try:  # read as the loader reads it: a folder, a FIFO or a broken link under that name is refused
                     data = read_input(out / name).data
                 except FileProblem as problem:
@@ -814,6 +816,15 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
         try:
             load_catalog(Path(tmp))
         except CatalogError as exc:
+            if exc.file and Path(exc.file).parent == Path(tmp) and Path(exc.file).name not in copied:
+                # a file another program put in the check copy (h36a 10: named as if it were in --out)
+                from planner.core.errors import OutputError
+                from planner.core.names import escape_unsafe
+
+                raise OutputError(escape_unsafe(
+                    f"the overlay's check copy {tmp} holds {Path(exc.file).name}, which this run did not put there "
+                    f"(another program changed it during the run), so nothing was written to {out / 'cloud.yaml'}. "
+                    "Check what writes in the temporary folder (TMPDIR) and run again.")) from None
             if exc.file and Path(exc.file).parent == Path(tmp) and Path(exc.file).name == "cloud.yaml":
                 # never a line of a file that was not written: the file it would be, the entry and its problem
                 exc = CatalogError(exc.problem, entry=exc.entry, hint=exc.hint)

@@ -211,3 +211,34 @@ def test_a_file_another_program_adds_to_the_check_copy_is_not_named_as_in_out(tm
            f"nothing was written to {out / 'cloud.yaml'}" in said, said
     assert str(out / "moved.yaml") not in said
     assert not (out / "cloud.yaml").exists()
+
+
+@pytest.mark.parametrize("command", ["plan", "import"])
+def test_a_tmpdir_set_to_no_usable_folder_is_refused_not_passed_over(tmp_path: Path, monkeypatch,
+                                                                     command: str) -> None:
+    # h36a 11: tempfile passed over it to /tmp (or the current folder) without a word
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+    from tests.sky_helpers import aws_csv
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    for var in ("TEMP", "TMP"):
+        monkeypatch.delenv(var, raising=False)
+    missing = tmp_path / "nonexistent"
+    monkeypatch.setenv("TMPDIR", str(missing))
+    out = tmp_path / "o"
+    if command == "plan":
+        scenario = str(Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml")
+        args = ["plan", scenario, "--out", str(out), "--format", "xlsx"]
+    else:
+        args = ["catalog", "import-skypilot", str(aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1,"
+                                                                    "us-east-1a,x86_64")), "--out", str(out)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2
+    assert r.output.splitlines()[-1] + "\n" == (f"Error: the temporary folder {missing} (TMPDIR) is not there, so Python would put openpyxl's "
+                        "and the importer's temporary files somewhere else without a word. Create it, set TMPDIR to a "
+                        "folder of your own that can be written (e.g. TMPDIR=/tmp), or unset TMPDIR.\n"), r.output
+    assert not out.exists() or not any(p.name.endswith((".xlsx", ".yaml")) for p in out.iterdir())

@@ -759,9 +759,10 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     from planner.catalog.loader import CATALOG_FILES, load_catalog, overlay_files
     from planner.core.errors import CatalogError
 
-    from planner.core.tempdir import refuse_protected_temp
+    from planner.core.tempdir import refuse_protected_temp, refuse_unusable_temp
 
     refuse_protected_temp()  # the check copy never goes into the shipped catalog or the package
+    refuse_unusable_temp()  # a TMPDIR set but unusable: said, not passed over
     import os
 
     from planner.core.infile import FileProblem, read_input

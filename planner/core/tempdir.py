@@ -132,6 +132,29 @@ def refuse_protected_temp() -> None:
                           f"temporary files. Set {_set(var)} to another folder, e.g. TMPDIR=/tmp.")
 
 
+def refuse_unusable_temp() -> None:
+    """Refuse a TMPDIR (TEMP, TMP) that is set but names no folder that can be written (missing, a file, read-only):
+    tempfile would pass over it to the next one, /tmp or the current folder, without a word (h36a 11). Called where
+    temporary files are about to be made (openpyxl's, the importer's check copy), after the checks of the output
+    folder, which say more (a TMPDIR that is the new --out).
+
+    Raises:
+        OutputError: naming the folder, the variable and what to do.
+    """
+    if tempfile.tempdir is not None:  # set in code: judged as tempfile.tempdir (refuse_temp_in)
+        return
+    for name in ("TMPDIR", "TEMP", "TMP"):  # one set but unusable: refused, not passed over (h36a 11)
+        value = os.environ.get(name)
+        if not value:
+            continue
+        if _usable(value):
+            break
+        raise OutputError(f"the temporary folder {escape_unsafe(value)} ({name}) {_why_unusable(value)}, so Python "
+                          "would put openpyxl's and the importer's temporary files somewhere else without a word. "
+                          f"Create it, set {_set(name)} to a folder of your own that can be written "
+                          f"(e.g. {name}=/tmp), or unset {name}.")
+
+
 def temp_within(where: Path, folder: Path) -> bool | None:
     """Whether the temporary folder ``where`` is ``folder`` (False), or inside it (True: ``folder`` is one of the
     folders above it, each compared by device and inode, so a link or a bind mount of ``folder`` counts), or

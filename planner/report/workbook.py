@@ -105,9 +105,10 @@ def write_workbook(data: WorkbookData, path: Path,
 
     import tempfile
 
-    from planner.core.tempdir import refuse_protected_temp
+    from planner.core.tempdir import refuse_protected_temp, refuse_unusable_temp
 
     refuse_protected_temp()  # openpyxl's temporary files never go into the shipped catalog or the package
+    refuse_unusable_temp()  # a TMPDIR set but unusable: said, not passed over
     wb = build_workbook(data, extra_sheets)
     buffer = io.BytesIO()
     # openpyxl's sheet writer makes its temporary files with tempfile.NamedTemporaryFile (no dir=), whose

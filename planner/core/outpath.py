@@ -231,64 +231,68 @@ def shell_unquoted(text: str) -> str | None:
     substitution, '*', ';': the meaning cannot be told). Source: bash(1), QUOTING (single quotes, double quotes,
     ANSI-C quoting $'...': \\a \\b \\e \\f \\n \\r \\t \\v \\\\ \\' \\" \\? \\nnn \\xHH \\uHHHH \\UHHHHHHHH)."""
     out: list[str] = []
-    i, n, quoted = 0, len(text), False
-    while i < n:
+    i, quoted = 0, False
+    while i < len(text):
         c = text[i]
         if c == "$" and text[i + 1:i + 2] == "'":
-            j = i + 2
-            while j < n and text[j] != "'":
-                if text[j] == "\\" and j + 1 < n:
-                    e = text[j + 1]
-                    m = (re.match(r"[0-7]{1,3}", text[j + 1:]) if e in "01234567" else
-                         re.match(r"[0-9A-Fa-f]{1,%d}" % {"x": 2, "u": 4, "U": 8}[e], text[j + 2:]) if e in "xuU"
-                         else None)
-                    if e in _ANSI_C:
-                        out.append(_ANSI_C[e])
-                        j += 2
-                    elif m is not None:
-                        code = int(m.group(), 8 if e in "01234567" else 16)
-                        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-                            return None
-                        out.append(chr(code))
-                        j += 1 + len(m.group()) + (e in "xuU")
-                    else:  # bash keeps an unknown escape as written
-                        out.append(text[j:j + 2])
-                        j += 2
-                else:
-                    out.append(text[j])
-                    j += 1
-            if j >= n:
-                return None
-            i, quoted = j + 1, True
+            part = _closed(text, i + 2, "'", _ansi_c_step)
         elif c == "'":
-            j = text.find("'", i + 1)
-            if j < 0:
-                return None
-            out.append(text[i + 1:j])
-            i, quoted = j + 1, True
+            end = text.find("'", i + 1)
+            part = None if end < 0 else (text[i + 1:end], end + 1)
         elif c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                if text[j] == "\\" and text[j + 1:j + 2] in ('"', "\\", "$", "`"):
-                    out.append(text[j + 1])
-                    j += 2
-                elif text[j] in "$`":  # a substitution bash would make inside double quotes
-                    return None
-                else:
-                    out.append(text[j])
-                    j += 1
-            if j >= n:
-                return None
-            i, quoted = j + 1, True
-        elif c == "\\" and i + 1 < n:
-            out.append(text[i + 1])
-            i, quoted = i + 2, True
+            part = _closed(text, i + 1, '"', _double_step)
+        elif c == "\\" and i + 1 < len(text):
+            part = (text[i + 1], i + 2)
         elif c in _SHELL_SPECIAL:
             return None
         else:
             out.append(c)
             i += 1
+            continue
+        if part is None:
+            return None
+        out.append(part[0])
+        i, quoted = part[1], True
     return "".join(out) if quoted else None
+
+
+def _closed(text: str, j: int, close: str, step) -> tuple[str, int] | None:
+    """(the characters of a quoted part of ``text`` from ``j`` to its closing ``close``, the index after it), each
+    read by ``step`` (text, index -> (characters, next index), or None: not one word), or None when unclosed."""
+    got = []
+    while j < len(text) and text[j] != close:
+        one = step(text, j)
+        if one is None:
+            return None
+        got.append(one[0])
+        j = one[1]
+    return None if j >= len(text) else ("".join(got), j + 1)
+
+
+def _ansi_c_step(text: str, j: int) -> tuple[str, int] | None:
+    """One character (or escape) inside bash's $'...' at ``j``."""
+    if text[j] != "\\" or j + 1 >= len(text):
+        return text[j], j + 1
+    e = text[j + 1]
+    if e in _ANSI_C:
+        return _ANSI_C[e], j + 2
+    m = (re.match(r"[0-7]{1,3}", text[j + 1:]) if e in "01234567" else
+         re.match(r"[0-9A-Fa-f]{1,%d}" % {"x": 2, "u": 4, "U": 8}[e], text[j + 2:]) if e in "xuU" else None)
+    if m is None:  # bash keeps an unknown escape as written
+        return text[j:j + 2], j + 2
+    code = int(m.group(), 8 if e in "01234567" else 16)
+    if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+        return None
+    return chr(code), j + 1 + len(m.group()) + (e in "xuU")
+
+
+def _double_step(text: str, j: int) -> tuple[str, int] | None:
+    """One character (or escape) inside double quotes at ``j``; None for a '$' or '`' bash would substitute."""
+    if text[j] == "\\" and text[j + 1:j + 2] in ('"', "\\", "$", "`"):
+        return text[j + 1], j + 2
+    if text[j] in "$`":
+        return None
+    return text[j], j + 1
 
 
 def _unquoted(name: str) -> str:

@@ -18,6 +18,15 @@ GCP_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Gpu
               "AvailabilityZone")
 
 
+def _gcp_csv(tmp_path: Path, *rows: str) -> Path:
+    """A gcp/vms.csv of ``rows`` under the GCP header."""
+    d = tmp_path / "gcp"
+    d.mkdir()
+    path = d / "vms.csv"
+    path.write_text("\n".join((GCP_HEADER, *rows)) + "\n", encoding="utf-8")
+    return path
+
+
 def test_a_spot_price_above_the_written_on_demand_price_is_no_offer(tmp_path: Path) -> None:
     # zone a: $1 on demand, no spot; zone b: $10 on demand, $5 spot (below its own $10). The region's price is its
     # cheapest zone's, $1 (docs/catalog.md), so a $5 spot is no discount on what is written
@@ -41,12 +50,9 @@ def test_a_spot_below_the_written_on_demand_price_stays_beside_one_that_is_not(t
 
 
 def test_an_unknown_gcp_machine_type_naming_gpus_is_not_said_to_have_none(tmp_path: Path) -> None:
-    d = tmp_path / "gcp"
-    d.mkdir()
-    path = d / "vms.csv"
-    path.write_text(GCP_HEADER + "\nzz9-gpu-8g,B300,8,224,3968,,50,,us-central1,us-central1-a\n"
-                    "a2-highgpu-1g,A100,1,12,85,,1,,us-central1,us-central1-a\n"
-                    ",A100,1,,,,2,,us-central1,us-central1-a\n", encoding="utf-8")
+    path = _gcp_csv(tmp_path, "zz9-gpu-8g,B300,8,224,3968,,50,,us-central1,us-central1-a",
+                    "a2-highgpu-1g,A100,1,12,85,,1,,us-central1,us-central1-a",
+                    ",A100,1,,,,2,,us-central1,us-central1-a")
     result = import_file(path)
     why = result.skipped["zz9-gpu-8g"]
     assert why.startswith("line 2: the row names 'B300' GPUs, but machine type zz9-gpu-8g is not one planner knows "
@@ -204,12 +210,9 @@ def test_a_gcp_vm_row_in_a_zone_without_its_gpu_row_is_counted(tmp_path: Path) -
     # h35b: the zone b row (no A100 row in zone b) was dropped without a word; the machine is written from zone a
     from tests.sky_helpers import run_cli
 
-    d = tmp_path / "gcp"
-    d.mkdir()
-    path = d / "vms.csv"
-    path.write_text(GCP_HEADER + "\na2-highgpu-1g,A100,1,12,85,,1,,us-central1,us-central1-a\n"
-                    ",A100,1,,,,2,,us-central1,us-central1-a\n"
-                    "a2-highgpu-1g,A100,1,12,85,,0.5,,us-central1,us-central1-b\n", encoding="utf-8")
+    path = _gcp_csv(tmp_path, "a2-highgpu-1g,A100,1,12,85,,1,,us-central1,us-central1-a",
+                    ",A100,1,,,,2,,us-central1,us-central1-a",
+                    "a2-highgpu-1g,A100,1,12,85,,0.5,,us-central1,us-central1-b")
     result = import_file(path)
     assert [r.usd_per_hour for r in result.rows] == [3.0]
     assert result.no_gpu_row_lines == ["4"]

@@ -242,3 +242,20 @@ def test_a_tmpdir_set_to_no_usable_folder_is_refused_not_passed_over(tmp_path: P
                         "and the importer's temporary files somewhere else without a word. Create it, set TMPDIR to a "
                         "folder of your own that can be written (e.g. TMPDIR=/tmp), or unset TMPDIR.\n"), r.output
     assert not out.exists() or not any(p.name.endswith((".xlsx", ".yaml")) for p in out.iterdir())
+
+
+@pytest.mark.parametrize("kind, shown", [("fifo", "a named pipe"), ("folder", "a folder")])
+def test_a_pipe_or_folder_put_at_a_staged_reports_name_is_said_as_a_change(tmp_path: Path, kind: str,
+                                                                           shown: str) -> None:
+    # h35a/h36a (known): said as "another program removed it there"
+    def swap(rs) -> None:
+        p = rs._staging / "r.json"
+        os.unlink(p)
+        os.mkfifo(p) if kind == "fifo" else p.mkdir()
+
+    out = tmp_path / "o"
+    said = _error(out, "{}\n", swap)
+    assert said.endswith(f"r.json: changed in the staging folder after planner wrote it, by another program (it is "
+                         f"now {shown}); it was left there, and nothing was changed in {out}. Check what writes there "
+                         "and run again."), said
+    assert not (out / "r.json").exists()

@@ -445,6 +445,14 @@ class ReportSet:
         same_staging(self)
         # what planner wrote, as its mark recorded it when each report was complete: never re-read (h34a N1)
         recorded = staged_records(self._staging / STAGING_MARK, self._mark_id)
+        odd = [n for n in self._names if n in recorded and _lexists(self._staging / n)
+               and not (self._staging / n).is_file()]
+        if odd:  # a pipe, folder or link put at its name: changed, not removed (h35a, h36a)
+            from planner.core.moves import swapped_line
+
+            kind = what_it_is(os.lstat(self._staging / odd[0]).st_mode)
+            self.made[odd[0]] = None  # type: ignore[assignment]  (not planner's file now: left, never removed)
+            raise OutputError(swapped_line(self._staging / odd[0], self.out, f" (it is now {kind})"))
         missing = [n for n in self._names if not (self._staging / n).is_file()]
         if missing and missing[0] in recorded:  # written, then removed there by another program (h34a m9)
             raise OutputError(f"{self.out / missing[0]}: planner wrote this report in its staging folder, but another "

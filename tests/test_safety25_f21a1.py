@@ -31,6 +31,7 @@ import yaml
 
 from planner.core.errors import DestinationError
 from sky_helpers import G5, aws_csv, run_cli
+from planner.core.names import path_word  # hints name paths as shell words (h37b N6)
 
 ROOT = Path(__file__).parents[1]
 SCENARIO = str(ROOT / "scenarios" / "qlora-7b-12gb.yaml")
@@ -57,7 +58,7 @@ def test_an_out_folder_without_read_permission_is_one_line(tmp_path, monkeypatch
     code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "json")
     assert code == 2
     assert text.strip() == (f"Error: --out: '{out}' cannot be read (permission denied: you lack its read permission). "
-                            f"Give another --out, or let yourself in: chmod u+rx '{out}'.")
+                            f"Give another --out, or let yourself in: chmod u+rx {path_word(out)}.")
     assert list(out.iterdir()) == []
 
 
@@ -68,7 +69,7 @@ def test_an_out_folder_without_search_permission_names_the_folder(tmp_path, monk
     code, text = run_cli("plan", SCENARIO, "--out", str(out), "--format", "json")
     assert code == 2
     assert "search (x) permission" in text and ".planner-reports.json" not in text
-    assert f"chmod u+rx '{out}'" in text
+    assert f"chmod u+rx {path_word(out)}" in text
 
 
 def test_an_unreadable_scenario_and_catalog_get_the_line(tmp_path, monkeypatch):
@@ -78,7 +79,7 @@ def test_an_unreadable_scenario_and_catalog_get_the_line(tmp_path, monkeypatch):
     code, text = run_cli("plan", str(mine), "--out", str(tmp_path / "o5"))
     assert code == 2
     assert text.strip() == (f"Error: scenario: '{mine}' cannot be read (permission denied: you lack its read "
-                            f"permission). Give another file, or let yourself in: chmod u+r '{mine}'.")
+                            f"permission). Give another file, or let yourself in: chmod u+r {path_word(mine)}.")
     cat = tmp_path / "cat3"
     cat.mkdir()
     monkeypatch.undo()

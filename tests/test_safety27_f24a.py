@@ -28,6 +28,7 @@ from planner.core.names import OneLineNotes
 from planner.core.reportset import STAGING_PREFIX, ReportSet, check_destinations
 
 from cli_helpers import QLORA, _cli
+from planner.core.names import path_word  # hints name paths as shell words (h37b N6)
 
 
 def _forged(out: Path) -> tuple[Path, Path]:
@@ -106,13 +107,13 @@ def test_a_replaced_reports_setuid_and_setgid_bits_are_dropped_with_a_note(tmp_p
     assert mode == 0o754  # the S bits gone, the rest kept
     assert notes == [f"{f}: the new file did not take its set-user-ID and set-group-ID bits (planner never gives a "
                      "file it wrote the right to run as another user or group); its other permission bits were "
-                     f"kept. Set them again (chmod u+s,g+s '{f}') if they are needed."]
+                     f"kept. Set them again (chmod u+s,g+s {path_word(f)}) if they are needed."]
     mode, notes = _replace(tmp_path / "p", 0o4644)
     g = tmp_path / "p" / "r.csv"
     assert mode == 0o644
     assert notes == [f"{g}: the new file did not take its set-user-ID bit (planner never gives a file it wrote the "
                      "right to run as another user or group); its other permission bits were kept. Set it again "
-                     f"(chmod u+s '{g}') if it is needed."]
+                     f"(chmod u+s {path_word(g)}) if it is needed."]
 
 
 def test_a_replaced_report_without_those_bits_gets_no_note(tmp_path: Path) -> None:
@@ -194,16 +195,16 @@ def test_a_default_acl_taking_the_owners_write_is_said_as_what_it_is(tmp_path: P
     out.mkdir()
     _default_acl(out, 0o5)  # u::r-x
     fix = (f"so planner could not write its reports and check them. Give the owner rwx there (setfacl -d -m u::rwx "
-           f"'{out}') or remove that default ACL (setfacl -k '{out}'), and try again.")
+           f"{path_word(out)}) or remove that default ACL (setfacl -k {path_word(out)}), and try again.")
     with pytest.raises(DestinationError) as caught:
         check_destinations(out, ["s.csv"], set_name="s")
     assert str(caught.value) == (f"{out}: its default ACL takes write permission from your own new files and folders "
-                                 f"(user::r-x, as getfacl -d '{out}' shows), {fix}")
+                                 f"(user::r-x, as getfacl -d {path_word(out)} shows), {fix}")
     new = out / "new" / "deeper"
     with pytest.raises(DestinationError) as caught:
         check_destinations(new, ["s.csv"], set_name="s")
     assert str(caught.value) == (f"{new}: the folder {out} it would be made in has a default ACL that takes write "
-                                 f"permission from your own new files and folders (user::r-x, as getfacl -d '{out}' "
+                                 f"permission from your own new files and folders (user::r-x, as getfacl -d {path_word(out)} "
                                  f"shows), {fix}")
     assert os.listdir(out) == []  # nothing made
     _default_acl(out, 0o3)  # u::-wx: read taken

@@ -259,3 +259,27 @@ def test_a_pipe_or_folder_put_at_a_staged_reports_name_is_said_as_a_change(tmp_p
                          f"now {shown}); it was left there, and nothing was changed in {out}. Check what writes there "
                          "and run again."), said
     assert not (out / "r.json").exists()
+
+
+def test_a_read_only_hint_for_a_quote_bearing_out_pastes_safely(tmp_path: Path, monkeypatch) -> None:
+    # h37b N6: "chmod u+w 'a'; touch PWNED; 'b/x.csv'" ran the planted command when pasted
+    import re
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    out = "a'; touch PWNED; 'b"
+    scenario = str(Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml")
+    assert CliRunner().invoke(main, ["plan", scenario, "--out", out, "--format", "csv"]).exit_code == 0
+    report = tmp_path / out / "qlora-7b-12gb.csv"
+    os.chmod(report, 0o444)
+    r = CliRunner().invoke(main, ["plan", scenario, "--out", out, "--format", "csv"])
+    assert r.exit_code == 2
+    m = re.search(r"Make it writable \((chmod u\+w .*)\) or write elsewhere\.$", r.output.strip())
+    assert m is not None, r.output
+    subprocess.run(["bash", "-c", m.group(1)], check=True, cwd=tmp_path)  # the hint, pasted
+    assert not (tmp_path / "PWNED").exists()
+    assert os.stat(report).st_mode & 0o200  # it made that very report writable

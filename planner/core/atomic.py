@@ -23,7 +23,7 @@ from pathlib import Path
 
 from planner.core.aclxattr import ACL_XATTR, KEPT_MODE_BITS, _acl_of, keep_user_xattrs  # noqa: F401 (re-exported)
 from planner.core.errors import DestinationError, OutputError
-from planner.core.names import cut_utf8
+from planner.core.names import cut_utf8, path_word
 
 from planner.core.stagerecord import STAGING_PREFIX  # noqa: E402,F401 (re-exported: planner.core.reportset)
 
@@ -551,7 +551,7 @@ def _dropped_id_bits(st: os.stat_result, shown: Path) -> str | None:
     shown_text = escape_unsafe(str(shown))
     return (f"{shown_text}: the new file did not take its {words} bit{'s' if len(had) > 1 else ''} (planner never "
             "gives a file it wrote the right to run as another user or group); its other permission bits were "
-            f"kept. Set {them} again (chmod {how} '{shown_text}') if {are} needed.")
+            f"kept. Set {them} again (chmod {how} {path_word(str(shown))}) if {are} needed.")
 
 
 def keep_access(fd: int, st: os.stat_result, old: str | Path, shown: Path, notes: list[str] | None = None) -> None:
@@ -595,8 +595,6 @@ def refuse_read_only(path: Path, st: os.stat_result) -> None:
         OutputError: saying so, with what to do.
     """
     if stat.S_ISREG(st.st_mode) and not st.st_mode & 0o222:
-        from planner.core.names import path_word
-
         shown = f"./{path}" if str(path).startswith("-") else str(path)  # Path('./-r/x') is '-r/x' (h36a 2)
         raise OutputError(f"{shown}: is read-only, and planner does not replace a file that was made read-only. "
                           f"Make it writable (chmod u+w {path_word(path)}) or write elsewhere.")

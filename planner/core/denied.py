@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from planner.core.names import path_text
+from planner.core.names import path_text, path_word
 
 
 def denied_problem(path: str | bytes | os.PathLike, name: str, *, lead: bool = True) -> str | None:
@@ -34,7 +34,7 @@ def denied_problem(path: str | bytes | os.PathLike, name: str, *, lead: bool = T
     other = f"another {name}" if name.startswith("-") else "another file"
     said = f"{name}: '{shown}'" if lead else f"{shown}:"
     return (f"{said} cannot be read (permission denied: you lack its {' and '.join(lacks)} permission). "
-            f"Give {other}, or let yourself in: chmod {mode} '{shown}'.")
+            f"Give {other}, or let yourself in: chmod {mode} {path_word(os.fsdecode(path))}.")
 
 
 __all__ = ["denied_problem"]

@@ -26,7 +26,7 @@ from planner.core.protected import refuse_protected
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
 from planner.core.pseudofs import refuse_pseudo_fs
 from planner.core.sharing import OWN_WHY, refuse_shared_folder
-from planner.core.names import clash_key, lookalike_note, same_spelling
+from planner.core.names import clash_key, lookalike_note, path_word, same_spelling
 
 #: The most UTF-8 bytes one file name may have (Linux NAME_MAX; most file systems allow 255).
 NAME_MAX_BYTES = 255
@@ -255,7 +255,7 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
             why = f"not a regular file ({what_it_is(st.st_mode)}), which planner never writes"
         elif name in manifest and not os.access(path, os.R_OK):
             why = "a file planner cannot read (no read permission), so it cannot tell it is the report it wrote"
-            hint = f" Give it read permission again (chmod u+r {path}),"
+            hint = f" Give it read permission again (chmod u+r {path_word(path)}),"
     except OSError:
         pass
     listed = (f" (see {out / MANIFEST})" if (out / MANIFEST).is_file() else

@@ -34,6 +34,7 @@ from planner.core import renames
 from planner.core.access import carry_back, recheck_after_swap, recheck_gained
 from planner.core.atomic import KEPT_MODE_BITS, _acl_of, own_file_sha256 as _sha256
 from planner.core.errors import OutputError
+from planner.core.names import path_word
 from planner.core.stagerecord import unchanged
 
 
@@ -368,7 +369,7 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
             raise OutputError(f"{rs.out / exc.name}: its permissions were changed while planner was replacing it, so "
                               "that planner cannot read it to check it is the report it wrote; it was put back as it "
                               "is, and the rest of the previous set as it was: nothing was replaced. Give it read "
-                              f"permission again (chmod u+r {rs.out / exc.name}) and run again." + kept) from None
+                              f"permission again (chmod u+r {path_word(rs.out / exc.name)}) and run again." + kept) from None
         if isinstance(exc, Changed) and exc.what == "kind":
             raise OutputError(f"{rs.out / exc.name}: was replaced by a folder, a link or a pipe while planner was "
                               "replacing it; that was put back as it is, and the rest of the previous set as it was: "

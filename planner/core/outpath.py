@@ -16,7 +16,8 @@ from pathlib import Path
 
 from planner.core.atomic import STAGING_PREFIX, process_umask
 from planner.core.errors import DestinationError, OutputError
-from planner.core.names import char_name, escape_unsafe, is_blank_looking, strip_blank_looking, unsafe_char
+from planner.core.names import (char_name, escape_unsafe, is_blank_looking, path_word, strip_blank_looking,
+                                 unsafe_char)
 
 #: A shell substitution left unexpanded inside a path: '$NAME', '${NAME}', '$(command)' or a backtick.
 UNEXPANDED = re.compile(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?|\$\(|`")
@@ -538,9 +539,10 @@ def refuse_unwritable_out(out: Path) -> None:
             f"the folder {folder} it would be made in has a default ACL that"
         entry = "".join(c if perm & bit else "-" for bit, c in ((4, "r"), (2, "w"), (1, "x")))
         raise DestinationError(f"{shown}: {has} takes {'/'.join(lacks)} permission from your own new files and "
-                               f"folders (user::{entry}, as getfacl -d '{folder}' shows), so planner could not "
-                               f"write its reports and check them. Give the owner rwx there (setfacl -d -m u::rwx "
-                               f"'{folder}') or remove that default ACL (setfacl -k '{folder}'), and try again.")
+                               f"folders (user::{entry}, as getfacl -d {path_word(folder)} shows), so planner could "
+                               f"not write its reports and check them. Give the owner rwx there (setfacl -d -m u::rwx "
+                               f"{path_word(folder)}) or remove that default ACL (setfacl -k {path_word(folder)}), and "
+                               "try again.")
 
 
 def _default_acl_owner(folder: Path) -> int | None:

@@ -92,7 +92,7 @@ from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refus
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
 from planner.core.inuse import in_use
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
-from planner.core.names import OneLineNotes, clip_text, escape_unsafe
+from planner.core.names import OneLineNotes, clip_text, escape_unsafe, path_word
 from planner.core.pseudofs import is_mount_point
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
                                        _OWN_HINT, _owned_or_refused, _owns, _replaceable, _same_set, check_name)
@@ -492,7 +492,7 @@ class ReportSet:
                     pass
                 if name in read_only:
                     why = ("it was made read-only, and planner does not remove a file that was made read-only "
-                           f"(make it writable, chmod u+w '{escape_unsafe(str(self.out / name))}', to let the next "
+                           f"(make it writable, chmod u+w {path_word(self.out / name)}, to let the next "
                            "run remove it, or remove it yourself)")
                 if _is_input(self.out / name, self.inputs):  # kept because this run reads it, whatever its bytes
                     why = "this run reads it as an input"
@@ -826,8 +826,6 @@ def lock_held(out: Path, *, here: bool = False) -> str:
     the line says what is known and how to find the holder (fuser, lsof: they list processes that have it open).
     ``here``: this process holds it (:func:`_held_here`: another thread's ``plan(out=)`` or ``compare(out=)`` into the
     same folder), said as that; the set is still refused, so that the folder holds one set, whole."""
-    from shlex import quote
-
     shown = escape_unsafe(str(out))
     if here:
         return (f"{shown}: this process already holds this directory's lock (another call writing reports into it, "
@@ -835,7 +833,7 @@ def lock_held(out: Path, *, here: bool = False) -> str:
                 "Let that call finish first (one call at a time per folder), or give another out=.")
     return (f"{shown}: another process holds this directory's lock (another planner run writing reports into it, "
             "or any program of any user who can read the folder). Wait for it to finish, find it with "
-            f"fuser -v {quote(shown)} or lsof {quote(shown)}, or give another --out (a private one: chmod 700).")
+            f"fuser -v {path_word(shown)} or lsof {path_word(shown)}, or give another --out (a private one: chmod 700).")
 
 
 def _listed(paths: list[Path]) -> str:

@@ -57,7 +57,7 @@ def test_a_lone_c1_byte_beside_utf8_letters_is_refused_and_the_hint_keeps_the_le
     # the hint drops the lone byte only: d1 80 (р) stays whole
     assert text.strip() == ("Error: --out: '\\xd1\\x80\\x80x' holds the byte \\x80 (U+0080 in Latin-1, a control "
                             "character), which no listing shows, so the folder's name would look like another. "
-                            "Write --out '\\xd1\\x80x' without it.")
+                            "Write --out $'\\xd1\\x80x' without it.")  # bash's $'...': the bytes (h37b m1)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -283,3 +283,25 @@ def test_a_read_only_hint_for_a_quote_bearing_out_pastes_safely(tmp_path: Path, 
     subprocess.run(["bash", "-c", m.group(1)], check=True, cwd=tmp_path)  # the hint, pasted
     assert not (tmp_path / "PWNED").exists()
     assert os.stat(report).st_mode & 0o200  # it made that very report writable
+
+
+@pytest.mark.parametrize("given, meant", [(b"a\xff\tb", b"a\xffb"), (b"-a\xffb", b"./-a\xffb"),
+                                          (b"a\xffb ", b"a\xffb")])
+def test_an_out_hint_with_a_byte_that_is_not_utf8_pastes_as_those_bytes(tmp_path: Path, monkeypatch, given: bytes,
+                                                                        meant: bytes) -> None:
+    # h37b m1: "Write --out 'a\xffb'" named a folder of a backslash, 'x', 'f', 'f'
+    import re
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    scenario = str(Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml")
+    r = CliRunner().invoke(main, ["plan", scenario, "--out", os.fsdecode(given), "--format", "csv"])
+    assert r.exit_code == 2
+    m = re.search(r"Write --out (.*?)(?: without it)?\.$", r.output.strip())
+    assert m is not None, r.output
+    got = subprocess.run(["bash", "-c", f"printf %s {m.group(1)}"], capture_output=True, check=True).stdout
+    assert got == meant, (m.group(1), got)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from planner.core.names import escape_unsafe
+from planner.core.names import ansi_c_word, escape_unsafe
 from planner.core.outpath import out_path_problem
 
 #: A variable at the start of a path, as the shell would expand it: '$HOME', '${HOME}'.
@@ -27,9 +27,11 @@ def pasteable(path: str) -> str:
     """``path`` as an --out hint writes it: in single quotes as it is where that is what the shell reads ('x/a/b'),
     else quoted for the shell (shlex.quote: a backslash stays one backslash); a character no listing shows written
     as its escape (such a path is refused before any hint offers it)."""
+    if escape_unsafe(path) != path:  # a byte that is not UTF-8, or a character shown escaped: bash's $'...' names
+        return ansi_c_word(path)      # the same bytes, where '\xff' in single quotes would not (h37b m1)
     if "'" not in path and "\\" not in path:
-        return escape_unsafe(f"'{path}'")
-    return escape_unsafe(shlex.quote(path))
+        return f"'{path}'"
+    return shlex.quote(path)
 
 
 def _expandable_start(head: str) -> bool:
@@ -68,7 +70,9 @@ def settled(meant: str | None) -> str | None:
     if not head:
         return pasteable(rest)
     start = f'"{head}"' if head.startswith("$") else head
-    return escape_unsafe(start + (shlex.quote(rest) if rest else ""))
+    if not rest:
+        return escape_unsafe(start)
+    return escape_unsafe(start) + (ansi_c_word(rest) if escape_unsafe(rest) != rest else shlex.quote(rest))
 
 
 def _settle(cand: str | None, *, leading: bool) -> tuple[str, str] | None:

@@ -225,7 +225,7 @@ def test_the_closing_catalog_hint_pastes_into_bash_as_the_same_bytes(tmp_path: P
     code, out = run_cli("catalog", "import-skypilot", str(aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.006,0.4,"
                                                                    "us-east-1,us-east-1a,x86_64")), "--out", out_dir)
     assert code == 0, out
-    word = out.split("use it with --catalog ", 1)[1].splitlines()[0]
+    word = out.split("use it with\n  --catalog ", 1)[1].splitlines()[0]  # the command on its own line (h37b m9)
     # a byte the terminal shows as '\xff' is written in bash's $'...' quoting: '...\xff' in plain quotes would name
     # a folder of a backslash, 'x', 'f', 'f'
     assert word.startswith("$'"), word

@@ -305,3 +305,31 @@ def test_an_out_hint_with_a_byte_that_is_not_utf8_pastes_as_those_bytes(tmp_path
     assert m is not None, r.output
     got = subprocess.run(["bash", "-c", f"printf %s {m.group(1)}"], capture_output=True, check=True).stdout
     assert got == meant, (m.group(1), got)
+
+
+def test_the_catalog_hint_is_never_wrapped_and_names_the_bytes_stdout_cannot_write(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    # h37b m9: a long path's hint was wrapped inside its quotes; m4: under an ASCII stdout 'é' was shown '\xe9'
+    import subprocess
+
+    from tests.sky_helpers import aws_csv, run_cli
+
+    monkeypatch.setenv("COLUMNS", "60")
+    csv = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.006,0.4,us-east-1,us-east-1a,x86_64")
+    out = tmp_path / "my imported cloud prices folder with a long name that goes well past the line width"
+    code, said = run_cli("catalog", "import-skypilot", str(csv), "--out", str(out))
+    assert code == 0, said
+    last = said.strip().splitlines()[-1]
+    pasted = subprocess.run(["bash", "-c", f"printf %s {last.strip()[len('--catalog '):]}"], capture_output=True,
+                            check=True).stdout
+    assert pasted == os.fsencode(str(out))
+
+    from planner.cli.common import pasteable_word
+
+    class Ascii:
+        encoding = "ascii"
+
+    word = pasteable_word("of8\u00e9", Ascii())
+    assert word == "$'of8\\xc3\\xa9'"  # the UTF-8 bytes of 'é', which bash's $'...' names
+    assert subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True,
+                          check=True).stdout == "of8\u00e9".encode()

@@ -12,7 +12,7 @@ import click
 
 from planner.cli import options as opts
 from planner.cli.common import (LineError, SingleValueCommand, echo, handle_errors, one_catalog, out_dir_option,
-                                signal_guard)
+                                pasteable_word, signal_guard)
 from planner.core.clock import utc_today
 from planner.core.escape import json_text
 from planner.core.names import path_word, shell_word
@@ -430,9 +430,10 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         echo(note, err=True)
     if piped:
         echo(escape_unsafe(f"Note: each row's source names {piped[0]}, a pipe, not the file it carried; give "
-                           "--source to say where the rows come from (e.g. --source 'SkyPilot catalog v8, "
-                           f"github.com/skypilot-org/skypilot-catalog, read {date}')."), err=True)
-    echo(escape_unsafe(f"Wrote {path} ({count} instance(s)); use it with --catalog {shell_word(str(out_dir))}"))
+                           "--source to say where the rows come from, e.g."), err=True,
+             command=f"--source 'SkyPilot catalog v8, github.com/skypilot-org/skypilot-catalog, read {date}'")
+    echo(escape_unsafe(f"Wrote {path} ({count} instance(s)); use it with"),
+         command=f"--catalog {pasteable_word(str(out_dir))}")  # a line of its own, never wrapped (h37b m9)
 
 
 def _not_a_file(path: str) -> bool:

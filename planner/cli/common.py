@@ -74,6 +74,23 @@ class StderrLost(Exception):
         sys.exit(2)
 
 
+def pasteable_word(path: str, stream: Any = None) -> str:
+    """``path`` as a shell word for a hint (planner.core.names.shell_word), in bash's ``$'...'`` quoting of its
+    bytes where the output stream (default: standard output) cannot write one of its characters: that stream
+    would show '\\xe9' for 'é', naming another path when pasted (h37b m4)."""
+    from planner.core.names import ansi_c_word
+
+    word = shell_word(path)
+    encoding = getattr(stream if stream is not None else sys.stdout, "encoding", None) or "utf-8"
+    try:
+        word.encode(encoding)
+    except UnicodeEncodeError:
+        return ansi_c_word(path)
+    except LookupError:
+        pass
+    return word
+
+
 def encodable(text: str, stream: Any) -> str:
     """``text`` with each character ``stream``'s encoding cannot write as a backslash escape (a Latin-1
     terminal shows '\\u2248' rather than failing after the reports were written)."""
@@ -690,17 +707,21 @@ class LineError(click.UsageError):
         self.line = line
 
 
-def echo(text: str = "", err: bool = False) -> None:
+def echo(text: str = "", err: bool = False, *, command: str | None = None) -> None:
     """``click.echo`` of text for people, control characters shown as escapes (``\\x1b``:
     :func:`planner.core.escape.terminal_text`), each line wrapped to the terminal's width
     (:func:`planner.core.textfit.terminal_width`: COLUMNS, else the terminal's, else 100) with a
-    hanging indent; nothing is cut. JSON goes out through ``click.echo`` untouched."""
+    hanging indent; nothing is cut. ``command``: a command to paste (already shell-quoted, e.g.
+    :func:`pasteable_word`), on a line of its own after the text, indented and never wrapped, since a line
+    break inside its quotes would name another path (h37b m9). JSON goes out through ``click.echo`` untouched."""
     from planner.core.escape import terminal_text
     from planner.core.textfit import fit_text, terminal_width
 
     # the terminal's escaping layer (planner.core.escape): a name or path from a file never sends ESC
     stream = sys.stderr if err else sys.stdout
     shown = encodable(fit_text(terminal_text(text, newlines=True), terminal_width()), stream)
+    if command is not None:
+        shown += "\n  " + encodable(terminal_text(command), stream)
     if not err:
         click.echo(shown)
         return

@@ -333,3 +333,23 @@ def test_the_catalog_hint_is_never_wrapped_and_names_the_bytes_stdout_cannot_wri
     assert word == "$'of8\\xc3\\xa9'"  # the UTF-8 bytes of 'é', which bash's $'...' names
     assert subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True,
                           check=True).stdout == "of8\u00e9".encode()
+
+
+@pytest.mark.parametrize("name", ["zz-notes.pth", "sitecustomize.py"])
+def test_standard_output_onto_a_startup_file_is_refused(tmp_path: Path, name: str) -> None:
+    # h37a 8: 'planner plan ... > site-packages/x.pth' was written, and a line of it starting with 'import' ran at
+    # every later Python start; so was the installation's own .pth and __editable__ finder
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    site_dir = tmp_path / "site-packages"  # a folder Python imports packages from, on sys.path
+    site_dir.mkdir()
+    target = site_dir / name
+    with open(target, "w") as fh:
+        r = subprocess.run([sys.executable, "-m", "planner", "--version"], stdout=fh, stderr=subprocess.PIPE,
+                           text=True, env={**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{site_dir}"})
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"Error: standard output is {target}, a file of planner's installation or one Python "
+                               "runs at start-up"), r.stderr
+    assert target.read_text() == ""

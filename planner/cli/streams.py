@@ -128,7 +128,8 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
                           ("a file in the output folder (--out), which this run may replace or remove",
                            _written_here(_paths(ctx.params.get("out_dir")))),
                           ("a file of planner's own package or shipped catalog",
-                           _files(protected_folders(), walk=True))))
+                           _files(protected_folders(), walk=True)),
+                          (_STARTUP, _startup_files())))
     root = ctx.find_root()
     if isinstance(root.obj, dict):
         root.obj[CHECKED] = True  # from here on a usage line goes where the streams point (refuse_chatter)
@@ -179,7 +180,8 @@ def refuse_streams_early(argv: Iterable[str]) -> None:
     inputs += read
     _refuse(targets, (("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True)),
                       ("a file in the output folder (--out), which this run may replace or remove", iter(written)),
-                      ("an input of this run", iter(inputs))))
+                      ("an input of this run", iter(inputs)),
+                      (_STARTUP, _startup_files())))
     if any(w in ("-h", "--help", "--version") for w in words_before_dashes):
         refuse_chatter((1,))  # help and the version go to standard output
 
@@ -271,6 +273,49 @@ def _say(stream: Any, line: str) -> None:
             stream.flush()
     except (OSError, ValueError):
         pass
+
+
+#: What :func:`_startup_files` are, for the refusal.
+_STARTUP = ("a file of planner's installation or one Python runs at start-up (a .pth, sitecustomize or "
+            "usercustomize file of a folder it imports packages from)")
+
+
+def _startup_files() -> Iterator[Path]:
+    """Files whose lines Python runs or reads at every start, or that the installed distribution ``planner`` is
+    made of: each ``*.pth``, ``sitecustomize.py`` and ``usercustomize.py`` in the folders Python imports installed
+    packages from (``site.getsitepackages``, the user's, and the ``site-packages``/``dist-packages`` folders on
+    ``sys.path``: a ``.pth`` line that starts with ``import`` is run, Python documentation, ``site``), and the files
+    the distribution's RECORD lists (its ``.pth`` and ``__editable__`` finder among them: written into, every
+    Python start in that environment fails, h37a 8)."""
+    import site
+
+    folders: list[str] = []
+    try:
+        folders += list(site.getsitepackages()) + [site.getusersitepackages()]
+    except (AttributeError, OSError, ValueError):
+        pass
+    folders += [p for p in sys.path if isinstance(p, str) and os.path.basename(p.rstrip("/")) in
+                ("site-packages", "dist-packages")]
+    for folder in dict.fromkeys(folders):
+        try:
+            entries = list(os.scandir(folder))
+        except (OSError, ValueError, TypeError):
+            continue
+        for e in entries:
+            if e.name.endswith(".pth") or e.name in ("sitecustomize.py", "usercustomize.py"):
+                yield Path(e.path)
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("planner")
+        files = dist.files or []
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        return
+    for f in files:
+        try:
+            yield Path(dist.locate_file(f))
+        except (OSError, ValueError, TypeError):
+            continue
 
 
 def _targets() -> dict[str, tuple[int, int]]:

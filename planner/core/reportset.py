@@ -773,10 +773,14 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def _resolved(path: Path) -> str:
+def _resolved(path: Path) -> str | None:
     """An absolute ``path`` with every link on it followed (``os.path.realpath``): the file a scenario given through
-    a link is, so that the link retargeted later names another file (h35a m4: the link's path was recorded)."""
+    a link is, so that the link retargeted later names another file (h35a m4: the link's path was recorded). None
+    for what is no regular file (a pipe, ``<(...)`` or /dev/stdin: '/proc/PID/fd/pipe:[N]' names no file, and two
+    runs of one pipeline are no two files, h37a 12)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         return os.path.realpath(path) if path.is_absolute() else str(path)
     except (OSError, ValueError):
         return str(path)

@@ -251,6 +251,10 @@ def unchanged(path: Path, digest: str, size: int, ident: tuple[int, int], *, alo
 #: not name them (asm-generic/fcntl.h).
 _F_SETLEASE = 1024
 _F_SETSIG = 10
+#: How often a write lease is tried before a staged report is said to be held open, and the first wait between
+#: tries (seconds; each wait one step longer: 0.02 + 0.04 + ... + 0.1, 0.3 s in all).
+_LEASE_TRIES = 6
+_LEASE_WAIT_S = 0.02
 
 
 def held_open(fd: int) -> bool:
@@ -265,6 +269,8 @@ def held_open(fd: int) -> bool:
         return False
     import signal
 
+    import time
+
     setlease = getattr(fcntl, "F_SETLEASE", _F_SETLEASE)
     try:
         # another open() while the lease is held signals its holder, SIGIO unless this descriptor names another
@@ -272,15 +278,23 @@ def held_open(fd: int) -> bool:
         fcntl.fcntl(fd, getattr(fcntl, "F_SETSIG", _F_SETSIG), signal.SIGURG)
     except (OSError, AttributeError):
         return False  # no way to keep a lease break from stopping the program: not tried
-    try:
-        fcntl.fcntl(fd, setlease, fcntl.F_WRLCK)
-    except OSError as exc:
-        return exc.errno in (errno.EAGAIN, errno.EBUSY)
-    try:
-        fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
-    except OSError:
-        pass
-    return False
+    # a reader that opens a new file and closes it at once (a virus scanner, an indexer, a backup) is no holder:
+    # tried again over about half a second before the file is said to be held (h37a 13)
+    for attempt in range(_LEASE_TRIES):
+        try:
+            fcntl.fcntl(fd, setlease, fcntl.F_WRLCK)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EBUSY):
+                return False
+            if attempt < _LEASE_TRIES - 1:
+                time.sleep(_LEASE_WAIT_S * (attempt + 1))
+            continue
+        try:
+            fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
+        except OSError:
+            pass
+        return False
+    return True
 
 
 def unlink_same(path: str | Path, ident: tuple[int, int] | None) -> bool:
@@ -337,7 +351,10 @@ def clear_own(folder: Path, mark_id: tuple[int, int] | None,
             continue
         if not gone:
             foreign.append(name)
-    if not stuck:
+    # a staged report this run found held open or linked (``made`` maps it to None) keeps the mark, which records
+    # its hash: a later run removes it if it is still the file planner wrote (h37a 13: "cannot tell it wrote")
+    flagged = any(made.get(n, ()) is None for n in foreign)
+    if not stuck and not flagged:
         try:
             unlink_same(mark, mark_id)
         except OSError:

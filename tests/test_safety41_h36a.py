@@ -413,3 +413,27 @@ def test_a_scenario_from_a_pipe_records_no_file(tmp_path: Path) -> None:
         said.append(list(rs.notes))
     assert said == [[], []]
     assert "from" not in json.loads((out / ".planner-reports.json").read_text())["files"]["r.json"]
+
+
+def test_a_file_renamed_over_a_new_report_after_the_moves_is_said_as_another_file(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    # h37a 10: said as "planner's new report was changed ... kept in" staging, where the other file then lay
+    from planner.core import moves
+
+    out = tmp_path / "o"
+    _commit(out, "{}\n")
+    real = moves._recheck_new
+
+    def rename_over_then_check(rs, mv) -> None:
+        theirs = tmp_path / "theirs.json"
+        theirs.write_text("THEIRS\n")
+        os.rename(theirs, rs.out / "r.json")
+        real(rs, mv)
+
+    monkeypatch.setattr(moves, "_recheck_new", rename_over_then_check)
+    said = _error(out, '{"new": 1}\n', None)
+    assert said.startswith(f"{out / 'r.json'}: another program put another file at this name (renamed over planner's "
+                           "new report) just after planner placed it; the previous set was put back as it was, and "
+                           "that other file is now in "), said
+    assert (out / "r.json").read_text() == "{}\n"
+    assert [p.read_text() for p in out.glob(".planner-staging-*/r.json")] == ["THEIRS\n"]

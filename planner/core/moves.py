@@ -355,6 +355,11 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
             _keep(rs, mark)
             kept = _saved_text(rs, moves, digests, exc.name if isinstance(exc, Changed) else None)
         kept += "".join(f" {note}" for note in moves.notes)  # a permission change carried onto the set put back
+        if isinstance(exc, Changed) and exc.what == "replaced":
+            raise OutputError(f"{rs.out / exc.name}: another program put another file at this name (renamed over "
+                              "planner's new report) just after planner placed it; the previous set was put back as "
+                              f"it was, and that other file is now in {rs._staging}: nothing was replaced. Check what "
+                              "writes there and run again." + kept) from None
         if isinstance(exc, Changed) and exc.what == "late":
             raise OutputError(f"{rs.out / exc.name}: planner's new report was changed by another program after planner "
                               "checked it (written through a descriptor opened on it in the staging folder, or given "
@@ -407,12 +412,14 @@ def _recheck_new(rs: Any, moves: _Moves) -> None:
         if how == "taken" or name not in checked:
             continue
         try:
-            what = unchanged(rs.out / name, *checked[name], alone=False)
+            st = os.lstat(rs.out / name)
+            replaced = (st.st_dev, st.st_ino) != tuple(checked[name][2])  # another file renamed over it (h37a 10)
+            what = "replaced" if replaced else unchanged(rs.out / name, *checked[name], alone=False)
         except OSError:
             what = "changed"
         if what is not None:
             moves.late.add(name)
-            raise Changed(name, what="late")
+            raise Changed(name, what="replaced" if what == "replaced" else "late")
 
 
 def _saved_text(rs: Any, moves: _Moves, digests: dict[str, str], changed: str | None) -> str:

@@ -516,6 +516,7 @@ class ReportSet:
                 write_manifest(self.out, during, self.notes)
                 done = self._move(removed, manifest, digests)
                 self._committed = True  # the new set is in place, whole: nothing below undoes that
+                self._rewritten_whole()
                 after = {n: e for n, e in during.items() if n not in removed}
                 after.update({n: _entry(self.set_name, digests[n], sizes[n], origin=self.origin) for n in self._names})
                 try:
@@ -693,6 +694,19 @@ class ReportSet:
         except OSError:
             return None
 
+    def _rewritten_whole(self) -> None:
+        """Once this run's set is in place: a note of the clean-up that said a stopped run's reports here "may mix"
+        new and older files, when every report it named is one this run has just rewritten, says so instead of
+        asking for another run (h37a 11)."""
+        mixed = getattr(self, "_mixed", None)
+        if not mixed or not set(mixed) <= set(self._names):
+            return
+        for i, note in enumerate(self.notes):
+            if "may mix" in note and "; run it again to rewrite them whole" in note:
+                self.notes[i] = note.replace("may mix its new files with older ones; run it again to rewrite them "
+                                             "whole", "may have mixed its new files with older ones; this run has "
+                                             "rewritten them whole")
+
     def _clear_dead_staging(self) -> None:
         """Clean what a killed run left (no live run is writing: this run holds the lock): in each staging
         folder, only the files its mark lists (and their temporaries), owned by this user, then the folder
@@ -732,6 +746,10 @@ class ReportSet:
                         hashes = _listed_hashes(self.out)
                     found: dict = {}
                     left = _clear_staging(Path(e.path), hashes, found)
+                    if found.get("moved") and getattr(self, "_mixed", None) is None:
+                        from planner.core.stagemark import mixed_names
+
+                        self._mixed = mixed_names(self.out)  # read before this run's moves (h37a 11)
                     if held or left or not os.path.lexists(e.path):  # its mark alone removed: said (h36a 7)
                         self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left,
                                                              temps=found.get("temps", 0),

@@ -49,7 +49,9 @@ def test_a_staged_report_held_open_elsewhere_is_not_moved_into_place(tmp_path: P
 
     said = _error(out, '{"new": 1}\n', hold)
     try:
-        assert "r.json: is held open by another program, which could write into it after planner checked it" in said
+        # held by this test's own process: said so (h37a 9), not blamed on another program
+        assert ("r.json: is held open in this very process, outside planner (another thread, or a descriptor the "
+                "program keeps), which could write into it after planner checked it") in said, said
         assert f"nothing was changed in {out}" in said
         assert (out / "r.json").read_text() == "{}\n"  # the previous report, as it was
         # the staged report is left, and said as this run's report another program held (h35a: it was said to be
@@ -437,3 +439,25 @@ def test_a_file_renamed_over_a_new_report_after_the_moves_is_said_as_another_fil
                            "that other file is now in "), said
     assert (out / "r.json").read_text() == "{}\n"
     assert [p.read_text() for p in out.glob(".planner-staging-*/r.json")] == ["THEIRS\n"]
+
+
+def test_a_staged_report_held_open_by_another_process_is_said_so(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    procs = []
+
+    def hold(rs) -> None:  # another program: opens the staged report, says so, and keeps it open
+        p = subprocess.Popen([sys.executable, "-c", "import os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); "
+                              "print('open', flush=True); time.sleep(30)", str(rs._staging / "r.json")],
+                             stdout=subprocess.PIPE, text=True)
+        procs.append(p)
+        assert p.stdout.readline().strip() == "open"
+
+    try:
+        said = _error(tmp_path / "o", "{}\n", hold)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert "r.json: is held open by another program, which could write into it after planner checked it" in said, said

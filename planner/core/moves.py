@@ -35,7 +35,7 @@ from planner.core.access import carry_back, recheck_after_swap, recheck_gained
 from planner.core.atomic import KEPT_MODE_BITS, _acl_of, own_file_sha256 as _sha256
 from planner.core.errors import OutputError
 from planner.core.names import path_word
-from planner.core.stagerecord import unchanged
+from planner.core.stagerecord import open_here, unchanged
 
 
 class Changed(Exception):
@@ -217,8 +217,11 @@ def check_staged(rs: Any, recorded: dict[str, tuple[str, int, tuple[int, int]]])
                               f"{rs.out}. Check what writes there and run again.")
         if what in ("linked", "open"):  # h36a 4, N1: either could change the report after this check
             rs.made[name] = None  # type: ignore[assignment]  (left for the user: its other name or holder)
+            here = what == "open" and open_here(rs._staging / name)  # the calling program's own (h37a 9)
             how = ("has another hard link, made by another program after planner wrote it (through that name the "
                    "report could be changed once in place)" if what == "linked" else
+                   "is held open in this very process, outside planner (another thread, or a descriptor the "
+                   "program keeps), which could write into it after planner checked it" if here else
                    "is held open by another program, which could write into it after planner checked it")
             raise OutputError(f"{rs._staging / name}: {how}; it was left there, and nothing was changed in {rs.out}. "
                               "Check what opens or links files there (fuser -v, lsof) and run again.")

@@ -360,3 +360,22 @@ def clear_own(folder: Path, mark_id: tuple[int, int] | None,
         except OSError:
             pass
     return sorted(foreign), sorted(stuck)
+
+
+def open_here(path: Path) -> bool:
+    """Whether this very process holds ``path`` open in a descriptor (Linux's /proc/self/fd, compared by device and
+    inode): a staged report found held open by this process's own thread, or a descriptor the calling program
+    keeps, is said so, not blamed on another program (h37a 9). False where it cannot be told."""
+    try:
+        st = os.lstat(path)
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            other = os.stat(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False

@@ -59,14 +59,15 @@ def test_an_aws_non_zone_is_left_out_and_prices_nothing(tmp_path: Path, zone: st
 
 
 def test_aws_zone_names_and_ids_of_the_region_are_kept(tmp_path: Path) -> None:
-    zones = ["us-east-1a", "us-east-1-bos-1a", "us-east-1-wl1-bos-wlz-1", "use1-az4", "use1-bos1-az1", "use1-az12"]
+    zones = ["us-east-1a", "us-east-1-bos-1a", "us-east-1-wl1-bos-wlz-1", "use1-az4", "use1-bos1-az1", "use1-az12",
+             "use1-wl1-bos-wlz1"]
     path = aws_csv(tmp_path, *(f"g5.xlarge,A10G,1,4,16,,1.006,0.{i + 2},us-east-1,{z},x86_64"
                                for i, z in enumerate(zones)))
     result = import_file(path)
-    # all six are forms AWS names us-east-1's zones by: none left out, the spots 0.2 to 0.7 all read
+    # all seven are forms AWS names us-east-1's zones by: none left out, the spots 0.2 to 0.8 all read
     assert result.skipped == {}
     (row,) = result.rows
-    assert row.spot_usd_per_hour_range == (0.2, 0.7)
+    assert row.spot_usd_per_hour_range == (0.2, 0.8)
 
 
 # -- N2: a GCP zone is REGION-LETTER ---------------------------------------------------------------------------------

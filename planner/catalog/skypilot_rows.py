@@ -455,7 +455,7 @@ def aws_zone_id_prefix(region: str) -> str:
 #: Wavelength zone ``us-east-1-wl1-bos-wlz-1``; ids are the region's prefix (:func:`aws_zone_id_prefix`) and
 #: ``-az`` digits (``use1-az4``), a Local Zone's ``use1-bos1-az1`` (AWS EC2 User Guide, "Regions and Zones").
 _AWS_ZONE_REST = re.compile(r"[a-z]|-[a-z]+-[0-9]+[a-z]|-wl[0-9]+-[a-z]+-wlz-[0-9]+")
-_AWS_ZONE_ID_REST = re.compile(r"-(?:[a-z]+[0-9]+-)?az[0-9]+")
+_AWS_ZONE_ID_REST = re.compile(r"-(?:[a-z]+[0-9]+-)?az[0-9]+|-wl[0-9]+-[a-z]+-wlz[0-9]+")  # use1-wl1-bos-wlz1
 #: RunPod's data centres (AvailabilityZone) by the country (Region) they are in, as SkyPilot's RunPod fetcher lists
 #: them (REGION_ZONES, fetch_runpod.py @06f47324759f): 'US-GA-1' and 'CA-MTL-1' name the country first, 'EU-RO-1',
 #: 'EUR-IS-1', 'AP-JP-1', 'OC-AU-1' and 'SEA-SG-1' name a continent first, then the country.
@@ -485,8 +485,9 @@ def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
     AWS (SkyPilot's fetcher joins every row to a zone of its region, inner: an empty zone is never written;
     github.com/skypilot-org/skypilot sky/catalog/data_fetchers/fetch_aws.py @005261080a6b) writes a zone of
     :data:`_AWS_ZONE_REST` or :data:`_AWS_ZONE_ID_REST` only (h37b N1: 'us-east-1ab', 'us-east-1-x', 'use1-az' were
-    taken); GCP's zones are exactly ``REGION-LETTER`` (``us-central1-a``; fetch_gcp.py writes the zone names of
-    Compute Engine's zones list; h37b N2: 'us-central1-1' was taken); RunPod's are data centres of the Region's
+    taken); GCP's zones are exactly ``REGION-LETTER`` (``us-central1-a``; fetch_gcp.py @21fd55418804
+    ``_get_machine_type_for_zone`` writes each name of Compute Engine's zones list and its Region as
+    ``zone.rpartition('-')[0]``; h37b N2: 'us-central1-1' was taken); RunPod's are data centres of the Region's
     country (:func:`_runpod_zone_ok`; fetch_runpod.py writes one from REGION_ZONES on every row, so an empty one is
     left out too; h37b m10). A zone holding a character other than ASCII is no zone (the clouds write them in
     ASCII). An empty zone in an AWS or RunPod file that has the column, or a zone of another region, would set that

@@ -123,7 +123,8 @@ def test_an_empty_catalog_argument_is_refused_by_the_api() -> None:
 
 def test_bad_rows_are_left_out_by_reason_with_their_line(tmp_path: Path) -> None:
     body = ('"gpu_1x\nh100",H100,1.0,26.0,200.0,2.49,us-east-1,,\n'  # lines 2-3: a line break inside the name
-            "gpu_8x_h100,H100,8.0,26.0,200.0,1e308,us-east-1,,\n"  # line 4: past the loader's 10,000 USD/h
+            # h37b m2: Lambda's 'H100' is told PCIe or SXM by the type's name, so these name the board (sxm5)
+            "gpu_8x_h100_sxm5,H100,8.0,26.0,200.0,1e308,us-east-1,,\n"  # line 4: past the loader's 10,000 USD/h
             "gpu_2x_h100,H100,2.0,30.0,200.0,1_0,us-east-1,,\n"  # line 5: Python's float() reads 10.0
             "gpu_4x_h100,H100,4.0,30.5,200.0,10,us-east-1,,\n"  # line 6: half a vCPU (int() cut it to 30)
             + ROW)  # line 7: a good row, kept
@@ -134,8 +135,8 @@ def test_bad_rows_are_left_out_by_reason_with_their_line(tmp_path: Path) -> None
     assert res.skipped["the row on line 2"].startswith("lines 2 to 3 are read as one row: a '\"' on line 2 opens a "
                                                         "quoted value")
     # the price as written (h25b M2: judged by its digits)
-    assert res.skipped["gpu_8x_h100"] == ("line 4: an hourly price of 1e308 USD/h, above the catalog's largest, "
-                                          "10,000 USD/h")
+    assert res.skipped["gpu_8x_h100_sxm5"] == ("line 4: an hourly price of 1e308 USD/h, above the catalog's largest, "
+                                               "10,000 USD/h")
     assert res.skipped["gpu_2x_h100"] == "line 5, column Price: '1_0' is not a number"
     assert res.skipped["gpu_4x_h100"] == "line 6, column vCPUs: 30.5 is not a whole number of vCPUs"
 

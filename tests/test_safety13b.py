@@ -225,7 +225,10 @@ RUNPOD_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,R
 def test_import_skypilot_writes_runpod_regions_in_upper_case(tmp_path: Path, region: str | None) -> None:
     path = tmp_path / "runpod" / "vms.csv"
     path.parent.mkdir()
-    path.write_text(RUNPOD_HEADER + "1x_L4_SECURE,L4,1,8,32,us,0.3,0.44,US-TX-1,\n", encoding="utf-8")
+    # h37b N4: a RunPod GPU row carries its GpuInfo (SkyPilot's fetcher writes one on every GPU row; an empty one
+    # is now left out)
+    info = "\"{'Gpus': [{'Name': 'L4', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24}}]}\""
+    path.write_text(RUNPOD_HEADER + f"1x_L4_SECURE,L4,1,8,32,us,0.3,0.44,US-TX-1,{info}\n", encoding="utf-8")
     out = tmp_path / "o"
     args = ["catalog", "import-skypilot", str(path), "--out", str(out)] + (["--region", region] if region else [])
     r = CliRunner().invoke(main, args)

@@ -90,7 +90,7 @@ def test_a_gcp_machine_type_with_no_gpu_row_in_its_zones_is_said(tmp_path: Path)
                     encoding="utf-8")
     res = import_file(path)
     assert res.rows == []
-    assert res.skipped == {"g2-standard-4": "line 3: no L4 x1 GPU row in its zone ('us-east4-a'), nor in its other "
+    assert res.skipped == {"g2-standard-4": "line 3: no 'L4' x1 GPU row in its zone ('us-east4-a'), nor in its other "  # h37b m6: one form for a GPU and its count, 'A100' x1 (name quoted, count not)
                                             "rows' zones, to add to the VM row's price"}
 
 

@@ -149,7 +149,7 @@ def test_a_gcp_price_is_judged_by_the_exact_sum(tmp_path: Path, vm: str, gpu: st
     if not kept and gpu != "0.001":
         # the GPU row's line and its price as written
         assert res.skipped["a2-highgpu-1g"].startswith(
-            f"line 2: its A100 x1 GPU row (line 3) has no on-demand price ('{gpu}': "), res.skipped
+            f"line 2: its 'A100' x1 GPU row (line 3) has no on-demand price ('{gpu}': "), res.skipped  # h37b m6: one form for a GPU and its count, 'A100' x1 (name quoted, count not)
     elif not kept:  # the GPU row priced, the VM row below the floor (h36b m1)
         assert res.skipped["a2-highgpu-1g"].startswith(f"line 2: its VM row's on-demand price '{vm}' is below"), \
             res.skipped

@@ -81,14 +81,15 @@ def test_plain_text_source_is_untouched(tmp_path):
 
 # ----- M2: the summary of left-out rows -----
 
-_M2_ROWS = ("gpu_b,H100,1.0,26.0,-2.0,2.49,us-east-1,,\n"       # line 2
-            "gpu_a,H100,1.0,26.0,-8.0,2.49,us-east-1,,\n"       # line 3
-            "gpu_c,H100,1.0,26.0,200.0,2.49,us-east-1,,9e999\n"  # line 4
-            "gpu_d,H100,1.0,26.0,200.0,2.49,us-east-1,,11e999\n"  # line 5
-            "gpu_z9,H100,1.0,26.0,200.0,2.49,eu-west-1,,\n"     # line 6
-            "gpu_z10,H100,1.0,26.0,200.0,2.49,eu-west-2,,\n"    # line 7
-            "gpu_k,H100,1.0,26.0,200.0,2.49,us east 4,,\n"      # line 8
-            "gpu_ok,H100,1.0,26.0,200.0,2.49,us-east-1,,\n")    # line 9
+# h37b m2: A10, one board: Lambda's 'H100' on a type whose name says neither PCIe nor SXM is left out as such
+_M2_ROWS = ("gpu_b,A10,1.0,26.0,-2.0,2.49,us-east-1,,\n"       # line 2
+            "gpu_a,A10,1.0,26.0,-8.0,2.49,us-east-1,,\n"       # line 3
+            "gpu_c,A10,1.0,26.0,200.0,2.49,us-east-1,,9e999\n"  # line 4
+            "gpu_d,A10,1.0,26.0,200.0,2.49,us-east-1,,11e999\n"  # line 5
+            "gpu_z9,A10,1.0,26.0,200.0,2.49,eu-west-1,,\n"     # line 6
+            "gpu_z10,A10,1.0,26.0,200.0,2.49,eu-west-2,,\n"    # line 7
+            "gpu_k,A10,1.0,26.0,200.0,2.49,us east 4,,\n"      # line 8
+            "gpu_ok,A10,1.0,26.0,200.0,2.49,us-east-1,,\n")    # line 9
 
 
 def _summary(tmp_path: Path) -> str:

@@ -41,8 +41,8 @@ def _refusal(path: Path) -> str:
 
 @pytest.mark.parametrize("second, column, values", [
     # zone b's row: H100 x8 (the GPU differs first), 8 vCPUs (the count), 32 GiB (the memory)
-    ("g5.xlarge,H100,8,192,2048,,98.0,,us-east-1,us-east-1b,x86_64", "AcceleratorName", "'A10G x1' and 'H100 x8'"),
-    ("g5.xlarge,A10G,2,4,16,,1.0,,us-east-1,us-east-1b,x86_64", "AcceleratorCount", "'A10G x1' and 'A10G x2'"),
+    ("g5.xlarge,H100,8,192,2048,,98.0,,us-east-1,us-east-1b,x86_64", "AcceleratorName", "'A10G' x1 and 'H100' x8"),  # h37b m6: one form for a GPU and its count, 'A100' x1 (name quoted, count not)
+    ("g5.xlarge,A10G,2,4,16,,1.0,,us-east-1,us-east-1b,x86_64", "AcceleratorCount", "'A10G' x1 and 'A10G' x2"),
     ("g5.xlarge,A10G,1,8,16,,1.0,,us-east-1,us-east-1b,x86_64", "vCPUs", "'4' and '8'"),
     ("g5.xlarge,A10G,1,4,32,,1.0,,us-west-2,us-west-2a,x86_64", "MemoryGiB", "'16' and '32'"),
 ])
@@ -57,7 +57,9 @@ def test_aws_rows_of_one_instance_with_other_hardware_refuse_the_file(tmp_path: 
 @pytest.mark.parametrize("order", [(0, 1), (1, 0)])
 def test_lambda_rows_of_two_regions_with_other_gpus_refuse_the_file_either_order(tmp_path: Path,
                                                                                   order: tuple[int, int]) -> None:
-    rows = ["gpu_1x_a10,A10,1,30,200,0.75,us-east-1,,", "gpu_1x_a10,H100,8,208,1800,0.75,us-west-1,,"]
+    # h37b m2: an 'H100' x8 row on gpu_1x_a10 is now left out by itself (board and count not the name's), so the
+    # other row names L4 x1, which is read, and the two rows give one instance type two GPUs
+    rows = ["gpu_1x_a10,A10,1,30,200,0.75,us-east-1,,", "gpu_1x_a10,L4,1,208,1800,0.75,us-west-1,,"]
     path = _write(tmp_path, "lambda", LAMBDA_HEADER, rows[order[0]], rows[order[1]])
     msg = _refusal(path)
     assert "lines 2 and 3, column AcceleratorName: two rows of gpu_1x_a10" in msg, msg
@@ -103,7 +105,7 @@ def test_a_gcp_gpu_row_without_a_price_leaves_the_vm_row_out(tmp_path: Path, gpu
     assert res.rows == []
     said = f"'{gpu}'" if gpu else "empty"  # the GPU row's price as written
     assert res.skipped["a2-highgpu-1g"].startswith(
-        f"line 2: its A100 x1 GPU row (line 3) has no on-demand price ({said}: "), res.skipped
+        f"line 2: its 'A100' x1 GPU row (line 3) has no on-demand price ({said}: "), res.skipped  # h37b m6: one form for a GPU and its count, 'A100' x1 (name quoted, count not)
 
 
 def test_gcp_notes_show_prices_as_written(tmp_path: Path) -> None:

@@ -55,11 +55,24 @@ GCP_MACHINE_GPUS: dict[str, tuple[str, int]] = {
 # Azure VM size names are case-blind in Azure, and the importer keeps them as written: matched case-blind (h36b N7:
 # 'standard_nc24ads_a100_v4' became an SXM card)
 _AZURE_A100_PCIE = re.compile(r"^Standard_NC\d+ads_A100_v4$", re.IGNORECASE)
-_AZURE_H100_NVL = re.compile(r"^Standard_NC\d+adi?s_H100_v5$", re.IGNORECASE)
+# NCCads H100 v5 (Standard_NCC40ads_H100_v5) is the confidential-computing twin of NCads H100 v5: one H100 NVL
+# (94 GB) per VM (learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/nccadsh100v5-series, as
+# public notes quote it: "Microsoft identifies the GPU variant as H100 NVL"; h37b N5: it was written as SXM)
+_AZURE_H100_NVL = re.compile(r"^Standard_NCC?\d+adi?s_H100_v5$", re.IGNORECASE)
+# Azure's ND sizes carry SXM boards: ND A100 v4 (Standard_ND96asr_v4, A100 40GB), NDm A100 v4
+# (Standard_ND96amsr_A100_v4, A100 80GB), ND H100 v5 (Standard_ND96isr_H100_v5), ND H200 v5 (Standard_ND96isr_H200_v5)
+# (Azure's ND-family size pages; Hugging Face's Azure hardware table lists ND96asr_v4 as A100 40GB x8)
+_AZURE_SXM = re.compile(r"^Standard_ND\d+a?m?i?s?r?(_A100|_H100|_H200)?_v[45]$", re.IGNORECASE)
+# Lambda names a board's form in its instance types (gpu_1x_h100_pcie, gpu_8x_h100_sxm5, gpu_1x_a100_sxm4)
 # Lambda's gpu_1x_a100, gpu_2x_a100 and gpu_4x_a100 are "A100 (40 GB PCIe)"; gpu_1x_a100_sxm4 and gpu_8x_a100 are
 # SXM4 (Lambda Cloud API /instance-types descriptions, as recorded from the live API on 2026-03-10 in public
 # repositories' notes; h36b note)
 _LAMBDA_A100_PCIE = re.compile(r"^gpu_[124]x_a100$", re.IGNORECASE)
+_LAMBDA_A100_SXM = re.compile(r"^gpu_8x_a100$", re.IGNORECASE)
+
+#: The AcceleratorNames that stand for two or more boards of the catalog (A100: 40GB SXM or PCIe; H100: SXM, PCIe
+#: or NVL; H200: SXM or NVL): on Azure and Lambda the instance type tells which (:func:`form_factor_unknown`).
+TWO_BOARD_NAMES = frozenset({"a100", "a100-80gb", "h100", "h200"})
 
 #: SkyPilot's RunPod fetcher renames RunPod's display names so (GPU_NAME_OVERRIDES,
 #: github.com/skypilot-org/skypilot sky/catalog/data_fetchers/fetch_runpod.py @8c488dc59618): a bare 'A100-80GB'
@@ -111,8 +124,10 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
         # canonicalize_accelerator_name, "searched in the catalog with its case being ignored" (h18b #9)
         same = (by_lower if by_lower is not None else aliases_by_lower()).get(name.lower(), ())
         name = same[0] if len(same) == 1 else name
-    if provider == "lambda" and name == "H100" and "pcie" in instance.lower():
-        return "h100-pcie"
+    if form_factor_unknown(provider, instance, name):  # h37b N5/m2: such a size was given the SXM board
+        return None
+    if provider == "lambda" and name.lower() in TWO_BOARD_NAMES and "pcie" in instance.lower():
+        return {"a100": "a100-40gb-pcie", "a100-80gb": "a100-80gb-pcie", "h100": "h100-pcie"}.get(name.lower())
     if provider == "lambda" and name == "A100" and _LAMBDA_A100_PCIE.match(instance.strip()):
         return "a100-40gb-pcie"
     if provider == "runpod" and name in ("A100-80GB", "H100"):  # SkyPilot's names of the PCIe cards (h36b N7:
@@ -125,4 +140,25 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
     return GPU_ALIASES.get(name)
 
 
-__all__ = ["GCP_MACHINE_GPUS", "GPU_ALIASES", "RUNPOD_NAME_OVERRIDES", "catalog_gpu_id", "runpod_name"]
+def form_factor_unknown(provider: str, instance: str, accelerator: str) -> bool:
+    """Whether an Azure or Lambda row's ``accelerator`` stands for two boards (:data:`TWO_BOARD_NAMES`, by SkyPilot's
+    name, case-blind) and its ``instance`` type is of no family whose board is known, so which board it carries
+    cannot be told (h37b N5, m2: 'Standard_NC40ads_H100_v5x' and Lambda 'gpu_3x_a100' were given the SXM board).
+    Known: Azure NC A100 v4 (PCIe), NC/NCC H100 v5 (NVL), ND sizes (SXM); Lambda names holding 'pcie' or 'sxm',
+    and gpu_1x/2x/4x_a100 (PCIe) and gpu_8x_a100 (SXM4). Other clouds: False (their names are SkyPilot's own)."""
+    name, inst = accelerator.strip().lower(), instance.strip()
+    if name not in TWO_BOARD_NAMES or provider not in ("azure", "lambda"):
+        return False
+    if provider == "azure":
+        return not (_AZURE_A100_PCIE.match(inst) or _AZURE_H100_NVL.match(inst) or _AZURE_SXM.match(inst))
+    low = inst.lower()
+    return not ("pcie" in low or "sxm" in low or _LAMBDA_A100_PCIE.match(inst) or _LAMBDA_A100_SXM.match(inst))
+
+
+def lambda_count(instance: str) -> int | None:
+    """The GPU count a Lambda instance type names (``gpu_8x_a100`` -> 8), None where it names none."""
+    m = re.match(r"gpu_(\d+)x_", instance.strip(), re.IGNORECASE)
+    return int(m.group(1)) if m else None
+
+
+__all__ = ["GCP_MACHINE_GPUS", "GPU_ALIASES", "RUNPOD_NAME_OVERRIDES", "catalog_gpu_id", "form_factor_unknown", "lambda_count", "runpod_name"]

@@ -251,6 +251,10 @@ def _keep_region_lines(provider: str, rows: Iterable[Mapping[str, str]], result:
                if kept.get(instance_key(provider, (r.get("InstanceType") or "").strip()), None)
                == region_case(provider, (r.get("Region") or "").strip())}
     result.region_case_lines = [line for line in result.region_case_lines if line in written]
+    # the instance-type and spot-floor lines count the same rows as the region lines (h37b m8)
+    result.instance_case_lines = [line for line in result.instance_case_lines if line in written]
+    gpu_rows = {str(r["_line"]) for r in rows if not (r.get("InstanceType") or "").strip()}  # GCP's GPU rows
+    result.spot_floor_lines = [line for line in result.spot_floor_lines if line in written or line in gpu_rows]
     result.region_upper_lines = [line for line in result.region_upper_lines if line in written]
     # so are the rows whose spot price was read as no offer: a row left out for another reason is not (h33b m7)
     result.spot_above_lines = [line for line in result.spot_above_lines if line in written]
@@ -652,8 +656,9 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
                 return (f"line {odd.line}: " if odd.line else at) + _malformed_region(odd.region_text or odd.region)
             zoned = next((z for z in zs if _US_ZONE.fullmatch(z.region.lower())), None)
             if zoned is not None:  # 'us-east-1a' in the Region column (h34b m8): a zone's name, said so
+                of = re.sub(r"-?[a-z]$", "", zoned.region.lower())  # us-central1-b: of us-central1 (h37b m5)
                 return ((f"line {zoned.line}: " if zoned.line else at) + f"the region {_quoted(zoned.region)} is an "
-                        f"availability zone's name (a zone of {zoned.region[:-1]}), not a region's: are the Region "
+                        f"availability zone's name (a zone of {of}), not a region's: are the Region "
                         "and AvailabilityZone columns swapped?")
             return f"{at}not offered in a US region"
     by_region: dict[str, list[_Zone]] = {}

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.catalog.aliases import GCP_MACHINE_GPUS, aliases_by_lower, catalog_gpu_id
+from planner.catalog.aliases import (GCP_MACHINE_GPUS, aliases_by_lower, catalog_gpu_id, form_factor_unknown,
+                                     lambda_count)
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted, is_whole
 from planner.catalog.skypilot_result import ImportResult
@@ -86,7 +87,7 @@ def _check_duplicates(path: Path, provider: str, rows: Sequence[Mapping[str, str
             continue  # the same row twice: one row
         diff = next(k for k in figures if first_figures.get(k, "") != figures.get(k, ""))
         acc = (first.get("AcceleratorName") or "").strip()
-        what = key[0] or f"the {acc} x{(first.get('AcceleratorCount') or '').strip()} GPU row"
+        what = key[0] or f"the {_quoted(acc)} x{(first.get('AcceleratorCount') or '').strip()} GPU row"  # h37b m6
         zone = f" zone {key[2]}" if key[2] else ""
         raise ImportProblem(f"{path}: lines {first['_line']} and {r['_line']}, column {diff}: two rows for {what} in "
                             f"{key[1]}{zone} give {_quoted(first.get(diff) or '')} and {_quoted(r.get(diff) or '')}; a "
@@ -267,7 +268,7 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                 leave(inst, shown, r["_line"], f"line {r['_line']}: the row names {_quoted(named or acc)} x"
                                                f"{(said if _num(said) is not None else _quoted(said)) if said else count}"
                                                f", but machine type {raw} carries "
-                                               f"{acc} x{count}")
+                                               f"{_quoted(acc)} x{count}")
                 continue
         else:
             acc = (r.get("AcceleratorName") or "").strip()
@@ -284,19 +285,14 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                 continue
         gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names, by_lower)
         if gid is None:
-            several = None if gpu_id(provider, inst, acc, r.get("GpuInfo") or "", by_lower) else \
-                _several_gpus(acc, names)
-            leave(inst, shown, r["_line"], f"line {r['_line']}: " +
-                  (several or _unknown_gpu(provider, inst, acc, r.get("GpuInfo") or "", known)))
+            leave(inst, shown, r["_line"], f"line {r['_line']}: " + _no_gpu_why(provider, inst, raw, acc, r.get(
+                "GpuInfo") or "", known, names, by_lower))
             continue
         if not (r.get("Region") or "").strip():  # no place to list it in: said, as a row of no GPU is (h23b M2)
             leave(inst, shown, r["_line"],
                   f"line {r['_line']}: no Region ({'empty' if not r.get('Region') else 'blank'})")
             continue
-        # h36b N7: a GpuInfo naming another GPU, count or memory was read past; N2: a zone of another region, or
-        # none, set the region's spot price
-        why = _gpu_info_problem(provider, acc, count, r.get("GpuInfo") or "", gid, gpu_memory) or \
-            _zone_problem(provider, r)
+        why = _row_problem(provider, r, raw, acc, count, gid, gpu_memory)
         if why is not None:
             leave(inst, shown, r["_line"], f"line {r['_line']}: {why}")
             continue
@@ -308,11 +304,11 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             # case-blind, as the rows are compared (h34b N3: 'a100', 'US-CENTRAL1' found no GPU row)
             g_row = gpu_rows.get((acc.lower(), count, r["Region"].strip().lower(), zone.lower()))
             if g_row is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3), else
-                unpriced.setdefault(inst, (r["_line"], f"{acc} x{count}", zone or r["Region"]))  # counted
+                unpriced.setdefault(inst, (r["_line"], f"{_quoted(acc)} x{count}", zone or r["Region"]))  # counted
                 result.no_gpu_row_lines.append(str(r["_line"]))
                 continue
             g_price, g_spot, g_texts, g_line = g_row
-            why = _gcp_unpriced(f"{acc} x{count}", g_price, g_texts[0], g_line, price, price_text, r["Price"])
+            why = _gcp_unpriced(f"{_quoted(acc)} x{count}", g_price, g_texts[0], g_line, price, price_text, r["Price"])
             if why is not None:
                 leave(inst, shown, r["_line"], f"line {r['_line']}: {why}")
                 continue
@@ -330,7 +326,7 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
         if _below_floor(price, price_text, r["Price"]):
             # '4.9e-324', or '1e-400', which float() reads as 0: a price below any real one, said as written
             said = _quoted(price_text or r["Price"].strip()) + (
-                f" (VM row {r['Price'].strip()} + {acc} x{count} row {g_texts[0]})" if parts and price_text else "")
+                f" (VM row {r['Price'].strip()} + {_quoted(acc)} x{count} row {g_texts[0]})" if parts and price_text else "")
             leave(inst, shown, r["_line"], f"line {r['_line']}: an on-demand price of {said} "
                                            "USD/h, less than any real hourly price (at least "
                                            f"{MIN_USD_PER_HOUR:g} USD/h)")
@@ -356,6 +352,31 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
                                              "its other rows' zones, to add to the VM row's price")
     return zones, meta, lines
+
+
+def _no_gpu_why(provider: str, inst: str, raw: str, acc: str, info: str, known: set[str] | None,
+                names: OverlayGpuNames | None, by_lower: Mapping[str, tuple[str, ...]]) -> str:
+    """Why a row's accelerator ``acc`` gives no catalog GPU: it stands for several boards and the instance type
+    ``raw`` does not tell which (h37b N5, m2: given the SXM board before), it fits several overlay GPUs, or it has
+    no gpus.yaml entry (:func:`_unknown_gpu`)."""
+    if form_factor_unknown(provider, raw, acc):
+        return (f"{_quoted(acc)} stands for more than one board (PCIe, SXM or NVL), and the instance type "
+                f"{_quoted(raw)} is of no family whose board planner knows: form factor not told by the instance type")
+    several = None if gpu_id(provider, inst, acc, info, by_lower) else _several_gpus(acc, names)
+    return several or _unknown_gpu(provider, inst, acc, info, known)
+
+
+def _row_problem(provider: str, r: Mapping[str, str], raw: str, acc: str, count: int, gid: str,
+                 gpu_memory: Mapping[str, float] | None) -> str | None:
+    """Why a row of a known GPU prices nothing, None where it may: its Region is never a region's
+    (:func:`_region_problem`; h37b m3/m5: said of every row that writes it), its GpuInfo contradicts it
+    (:func:`_gpu_info_problem`; h36b N7), its zone is not of its Region (:func:`_zone_problem`; h36b N2), or a
+    Lambda instance type names another count than AcceleratorCount (h37b m2: ``gpu_8x_a100`` with 1)."""
+    named = lambda_count(raw) if provider == "lambda" else None
+    return _region_problem(provider, r) or _gpu_info_problem(
+        provider, acc, count, r.get("GpuInfo") or "", gid, gpu_memory, raw) or _zone_problem(provider, r) or (
+        f"the instance type {_quoted(raw)} names {named} GPUs, but AcceleratorCount gives {_quoted(acc)} x{count}"
+        if named is not None and named != count else None)
 
 
 def _same_hardware(path: Path, provider: str, inst: str, r: Mapping[str, str], hardware: tuple[str, int, int, float],
@@ -388,12 +409,13 @@ def _same_hardware(path: Path, provider: str, inst: str, r: Mapping[str, str], h
     where = [f"{(x.get('Region') or '').strip()} {(x.get('AvailabilityZone') or '').strip()}".strip()
              for x in (other, r)]
     if diff in ("AcceleratorName", "AcceleratorCount"):
-        values = [f"{(x.get('AcceleratorName') or '').strip()} x{(x.get('AcceleratorCount') or '').strip()}"
+        # one form for a GPU and its count in every message (h37b m6): 'A10G' x1, the name quoted, the count not
+        values = [f"{_quoted((x.get('AcceleratorName') or '').strip())} x{(x.get('AcceleratorCount') or '').strip()}"
                   for x in (other, r)]
     else:
-        values = [(x.get(diff) or "").strip() for x in (other, r)]
+        values = [_quoted((x.get(diff) or "").strip()) for x in (other, r)]
     raise ImportProblem(f"{path}: lines {other['_line']} and {r['_line']}, column {diff}: two rows of {shown} "
-                        f"({where[0]}; {where[1]}) give {_quoted(values[0])} and {_quoted(values[1])}; an instance "
+                        f"({where[0]}; {where[1]}) give {values[0]} and {values[1]}; an instance "
                         "type is one machine in every zone and region, so neither row can be trusted",
                         hint="Re-download the file (catalogs/v8/<provider>/vms.csv), then import it again.")
 
@@ -427,75 +449,210 @@ def aws_zone_id_prefix(region: str) -> str:
     return parts[0] + "".join(_AWS_ZONE_ID_WORDS.get(w, w[:1]) for w in parts[1:-1]) + parts[-1]
 
 
+#: AWS zone names (SkyPilot's fetch_aws.py writes the zone id, ``ZoneId`` of EC2 DescribeAvailabilityZones, in
+#: AvailabilityZone, and the name in AvailabilityZoneName): a regular zone is the region's name and one letter
+#: (``us-east-1a``), a Local Zone the region's name, a city's letters, digits and a letter (``us-east-1-bos-1a``), a
+#: Wavelength zone ``us-east-1-wl1-bos-wlz-1``; ids are the region's prefix (:func:`aws_zone_id_prefix`) and
+#: ``-az`` digits (``use1-az4``), a Local Zone's ``use1-bos1-az1`` (AWS EC2 User Guide, "Regions and Zones").
+_AWS_ZONE_REST = re.compile(r"[a-z]|-[a-z]+-[0-9]+[a-z]|-wl[0-9]+-[a-z]+-wlz-[0-9]+")
+_AWS_ZONE_ID_REST = re.compile(r"-(?:[a-z]+[0-9]+-)?az[0-9]+|-wl[0-9]+-[a-z]+-wlz[0-9]+")  # use1-wl1-bos-wlz1
+#: RunPod's data centres (AvailabilityZone) by the country (Region) they are in, as SkyPilot's RunPod fetcher lists
+#: them (REGION_ZONES, fetch_runpod.py @06f47324759f): 'US-GA-1' and 'CA-MTL-1' name the country first, 'EU-RO-1',
+#: 'EUR-IS-1', 'AP-JP-1', 'OC-AU-1' and 'SEA-SG-1' name a continent first, then the country.
+_RUNPOD_CONTINENTS = frozenset({"eu", "eur", "ap", "oc", "sea", "sa", "af", "me"})
+
+
+def _aws_zone_ok(zone: str, region: str) -> bool:
+    """Whether ``zone`` (lower case, ASCII) is an AWS zone name or id of ``region`` (:data:`_AWS_ZONE_REST`)."""
+    if zone.startswith(region) and _AWS_ZONE_REST.fullmatch(zone[len(region):]):
+        return True
+    prefix = aws_zone_id_prefix(region)
+    return bool(prefix) and zone.startswith(prefix) and bool(_AWS_ZONE_ID_REST.fullmatch(zone[len(prefix):]))
+
+
+def _runpod_zone_ok(zone: str, region: str) -> bool:
+    """Whether a RunPod data centre ``zone`` ('us-ga-1', lower case) is in the country ``region`` ('us')."""
+    parts = zone.split("-")
+    if len(parts) != 3 or not all(p.isascii() and p.isalnum() for p in parts) or not parts[2].isdigit():
+        return False
+    return (parts[1] if parts[0] in _RUNPOD_CONTINENTS else parts[0]) == region
+
+
 def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
     """Why a row's ``AvailabilityZone`` cannot place its prices in its ``Region`` (None: it can, or the layout has
-    no such column, or the provider's zones are not named after its regions: RunPod's data centres).
+    no such column, or the provider has no zones: Azure, Lambda).
 
     AWS (SkyPilot's fetcher joins every row to a zone of its region, inner: an empty zone is never written;
-    github.com/skypilot-org/skypilot sky/catalog/data_fetchers/fetch_aws.py @005261080a6b) writes the zone id, ``use1-az4``, or a name, ``us-east-1a``, a Local Zone
-    ``us-east-1-bos-1a`` or Wavelength ``us-east-1-wl1-bos-wlz-1``: the region's name followed by a letter or
-    '-', or its id prefix (:func:`aws_zone_id_prefix`) followed by '-'. GCP's zones are ``REGION-LETTER``
-    (``us-central1-a``). An empty zone in an AWS file that has the column, or a zone of another region
-    (``us-west-2a`` under ``us-east-1``), would set that region's spot price from another place (h36b N2)."""
-    if provider not in ("aws", "gcp") or "AvailabilityZone" not in r:
+    github.com/skypilot-org/skypilot sky/catalog/data_fetchers/fetch_aws.py @005261080a6b) writes a zone of
+    :data:`_AWS_ZONE_REST` or :data:`_AWS_ZONE_ID_REST` only (h37b N1: 'us-east-1ab', 'us-east-1-x', 'use1-az' were
+    taken); GCP's zones are exactly ``REGION-LETTER`` (``us-central1-a``; fetch_gcp.py @21fd55418804
+    ``_get_machine_type_for_zone`` writes each name of Compute Engine's zones list and its Region as
+    ``zone.rpartition('-')[0]``; h37b N2: 'us-central1-1' was taken); RunPod's are data centres of the Region's
+    country (:func:`_runpod_zone_ok`; fetch_runpod.py writes one from REGION_ZONES on every row, so an empty one is
+    left out too; h37b m10). A zone holding a character other than ASCII is no zone (the clouds write them in
+    ASCII). An empty zone in an AWS or RunPod file that has the column, or a zone of another region, would set that
+    region's spot price from another place (h36b N2)."""
+    if provider not in ("aws", "gcp", "runpod") or "AvailabilityZone" not in r:
         return None
-    zone, region = (r.get("AvailabilityZone") or "").strip().lower(), (r.get("Region") or "").strip().lower()
-    if not re.fullmatch(r"[a-z]+(-[a-z]+)+-\d+" if provider == "aws" else r"[a-z]+-[a-z]+\d+", region):
+    written = (r.get("AvailabilityZone") or "").strip()
+    zone, region = written.lower(), (r.get("Region") or "").strip().lower()
+    pattern = {"aws": r"[a-z]+(-[a-z]+)+-\d+", "gcp": r"[a-z]+-[a-z]+\d+", "runpod": r"[a-z]{2}"}[provider]
+    if not re.fullmatch(pattern, region):
         # a region that is no region name (a lookalike, 'us--east-1', a zone's name): said as that, later
         return None
     if not zone:
-        if provider != "aws":
+        if provider == "gcp":
             return None
-        return ("no AvailabilityZone (empty): SkyPilot's AWS fetcher writes a zone on every row, and the zone "
-                "places the row's spot price")
-    if provider == "gcp":
-        ok = zone.startswith(region + "-") and len(zone) > len(region) + 1
+        return (f"no AvailabilityZone (empty): SkyPilot's {'AWS' if provider == 'aws' else 'RunPod'} fetcher "
+                "writes a zone on every row, and the zone places the row's spot price")
+    if not zone.isascii():
+        ok = False
+    elif provider == "gcp":
+        ok = zone.startswith(region + "-") and bool(re.fullmatch(r"-[a-z]", zone[len(region):]))
+    elif provider == "runpod":
+        ok = _runpod_zone_ok(zone, region)
     else:
-        rest = zone[len(region):] if zone.startswith(region) else ""
-        prefix = aws_zone_id_prefix(region)
-        ok = (rest[:1].isalpha() and rest[:1].isascii()) or (rest[:1] == "-" and len(rest) > 1) or \
-            bool(prefix and zone.startswith(prefix + "-") and len(zone) > len(prefix) + 1)
+        ok = _aws_zone_ok(zone, region)
     if ok:
         return None
-    return (f"its AvailabilityZone {_quoted(r.get('AvailabilityZone', '').strip())} is not a zone of its Region "
-            f"{_quoted(r.get('Region', '').strip())} ("
-            + ("a GCP zone is REGION-LETTER, us-central1-a" if provider == "gcp" else
-               "an AWS zone is the region's name and a letter, us-east-1a, or its id, use1-az4")
-            + "), so it cannot place the row's prices")
+    form = {"gcp": "a GCP zone is REGION-LETTER, us-central1-a",
+            "aws": "an AWS zone is the region's name and one letter, us-east-1a, a Local Zone us-east-1-bos-1a, a "
+                   "Wavelength zone us-east-1-wl1-bos-wlz-1, or a zone id use1-az4",
+            "runpod": "a RunPod zone is a data centre of the Region's country, US-GA-1 under US"}[provider]
+    return (f"its AvailabilityZone {_quoted(written)} is not a zone of its Region "
+            f"{_quoted((r.get('Region') or '').strip())} ({form}), so it cannot place the row's prices")
+
+
+#: The AWS instance types whose AcceleratorName or count SkyPilot's fetcher writes otherwise than their GpuInfo
+#: (fetch_aws.py @005261080a6b ``get_additional_columns``: p3dn V100-32GB, p4de A100-80GB x8, p5en H200 x8 named
+#: 'NVIDIA' by the API, p5.4xlarge x1; g6f/gr6f fractions): their GpuInfo is not held to the row's name or count.
+_AWS_NAME_OVERRIDES = frozenset({"p3dn.24xlarge", "p4de.24xlarge", "p5en.48xlarge"})
+_AWS_COUNT_OVERRIDES = ("p4de.24xlarge", "p5en.48xlarge", "p5.4xlarge", "g6f", "gr6f")
+
+
+def _info_number(value: object, whole: bool) -> bool:
+    """Whether a GpuInfo figure is a real number (not a bool, text or None), finite and not negative; ``whole``:
+    an int as well."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if whole:
+        return isinstance(value, int) and value >= 0
+    return value == value and value not in (float("inf"),) and value > 0
+
+
+def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | str:
+    """A GpuInfo's GPUs as (Name, Count, SizeInMiB) and its TotalGpuMemoryInMiB, or why it cannot be read: not the
+    dict SkyPilot writes, or a GPU dict with two keys differing only in case ('Name' and 'name': two GPUs)."""
+    import ast
+
+    try:
+        data = ast.literal_eval(info.strip())
+        gpus = data["Gpus"]
+        if not isinstance(gpus, list) or not gpus:
+            raise ValueError
+        out = []
+        for board in gpus:
+            lower = [str(k).lower() for k in board]
+            if len(set(lower)) != len(lower):
+                return "names a key twice in different case (" + ", ".join(
+                    _quoted(str(k)) for k in board if lower.count(str(k).lower()) > 1) + "): the row names two GPUs"
+            memory = board.get("MemoryInfo")
+            if isinstance(memory, dict) and "SizeInMiB" in memory and memory["SizeInMiB"] is None:
+                return f"gives SizeInMiB None for {_quoted(str(board['Name']))}, not a positive number: unreadable"
+            out.append((board["Name"], board.get("Count"), memory.get("SizeInMiB") if isinstance(memory, dict)
+                        else None))
+        return out, data.get("TotalGpuMemoryInMiB")
+    except (ValueError, SyntaxError, TypeError, KeyError, IndexError, AttributeError, MemoryError, RecursionError):
+        return "is not the dict SkyPilot writes ({'Gpus': [{'Name': ...}]})"
+
+
+def region_problem(provider: str, region: str) -> str | None:
+    """Why a Region ``region`` (as the file writes it, blanks around it dropped) is never a region's: it holds a
+    control character (an ESC starting a terminal sequence, '\\x1b[31mRED'), or it is an availability zone's name
+    ('us-east-1a' of us-east-1, 'us-central1-b' of us-central1), as the Region and AvailabilityZone columns swapped
+    would give; None otherwise (a lookalike or a malformed name is judged by planner.catalog.skypilot)."""
+    from planner.core.errors import char_name
+
+    ctrl = next((c for c in region if c.isascii() and unicodedata.category(c) == "Cc"), None)
+    if ctrl is not None:  # a C1 control (U+009B) is not ASCII: said as such by planner.catalog.skypilot
+        return (f"the region {_quoted(region)} holds {char_name(ctrl)}, a control character, which no region name "
+                "holds (the clouds write them in letters, digits and '-', e.g. us-east-1)")
+    low = region.lower()
+    of = None
+    if provider == "aws" and re.fullmatch(r"[a-z]+(?:-[a-z]+)+-[0-9]+[a-z]", low):
+        of = low[:-1]
+    elif provider == "gcp" and re.fullmatch(r"[a-z]+-[a-z]+[0-9]+-[a-z]", low):
+        of = low[:-2]  # us-central1-b: a zone of us-central1, not 'us-central1-' (h37b m5)
+    if of is None:
+        return None
+    return (f"the region {_quoted(region)} is an availability zone's name (a zone of {of}), not a region's: are "
+            "the Region and AvailabilityZone columns swapped?")
+
+
+def _region_problem(provider: str, r: Mapping[str, str]) -> str | None:
+    """:func:`region_problem` of a row's Region."""
+    return region_problem(provider, (r.get("Region") or "").strip())
 
 
 def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
-                      gpu_memory: Mapping[str, float] | None) -> str | None:
-    """Why a RunPod row's ``GpuInfo`` contradicts its ``AcceleratorName``, ``AcceleratorCount`` or GPU (None: it
-    agrees, is empty, or the provider is another). SkyPilot's RunPod fetcher derives the AcceleratorName from the
-    GpuInfo's ``Name`` (planner.catalog.aliases.runpod_name) and writes the count there, and the GPU's memory in GB
-    in ``SizeInMiB`` (fetch_runpod.py ``get_gpu_info``: ``'SizeInMiB': memoryInGb``, 80 for an 80 GB card; a value
-    of 1024 or more is read as MiB), so a GpuInfo of another GPU (h36b N7: 'H100 PCIe' on an A100-80GB row), count
-    or memory (over 10 % from the catalog GPU's, ``gpu_memory`` GiB) means the row cannot be trusted."""
-    import ast
+                      gpu_memory: Mapping[str, float] | None, instance: str = "") -> str | None:
+    """Why a RunPod or AWS row's ``GpuInfo`` contradicts its ``AcceleratorName``, ``AcceleratorCount`` or GPU
+    (None: it agrees, or the provider is another, or an AWS GpuInfo is empty).
 
+    RunPod: SkyPilot's fetcher derives the AcceleratorName from the GpuInfo's ``Name`` (planner.catalog.aliases.
+    runpod_name) and writes the count there and the GPU's memory in ``SizeInMiB`` (fetch_runpod.py ``get_gpu_info``:
+    ``memoryInGb``, or ``memoryInGb * 1024`` since 2026; a value of 1024 or more is read as MiB), and writes a
+    GpuInfo on every GPU row (a row without one is skipped there), so an empty one is left out. AWS: the fetcher
+    takes AcceleratorName and AcceleratorCount from the EC2 API's GpuInfo, the same dict (its ``Name`` as written,
+    ``SizeInMiB`` in MiB; fetch_aws.py ``get_acc_info``), but for :data:`_AWS_NAME_OVERRIDES` and
+    :data:`_AWS_COUNT_OVERRIDES` (h37b m11). Every GPU of ``Gpus`` is read (h37b N3): each must name the row's GPU,
+    the counts (whole numbers, not bools or texts) add up to AcceleratorCount, each SizeInMiB is a real positive
+    number (h37b N4) within 10 % of the catalog GPU's memory (``gpu_memory`` GiB), and a TotalGpuMemoryInMiB, where
+    given, is the GPUs' memory summed (within 10 %)."""
     from planner.catalog.aliases import runpod_name
 
-    if provider != "runpod" or not info.strip():
+    if provider not in ("runpod", "aws"):
         return None
-    try:
-        gpus = ast.literal_eval(info.strip())["Gpus"]
-        board = gpus[0]
-        name, said = str(board["Name"]), board.get("Count")
-        size = (board.get("MemoryInfo") or {}).get("SizeInMiB")
-    except (ValueError, SyntaxError, TypeError, KeyError, IndexError, AttributeError, MemoryError, RecursionError):
-        return f"its GpuInfo {_quoted(info.strip())} is not the dict SkyPilot writes ({{'Gpus': [{{'Name': ...}}]}})"
-    if runpod_name(name).lower() != acc.lower():
-        return (f"its GpuInfo names {_quoted(name)}, which SkyPilot writes as {_quoted(runpod_name(name))}, but "
-                f"AcceleratorName is {_quoted(acc)}: the row names two GPUs")
-    if isinstance(said, (int, float)) and not isinstance(said, bool) and said != count:
-        return f"its GpuInfo gives {said:g} GPU(s), but AcceleratorCount is {count}"
+    if not info.strip():
+        return None if provider == "aws" else ("no GpuInfo (empty): SkyPilot's RunPod fetcher writes one on every GPU "
+                                               "row, so the row is not one of its files")
+    inst = instance.strip().lower()
+    if provider == "aws" and (not info.strip().startswith("{") or info.strip().replace(" ", "") == "{}"):
+        return None  # not the EC2 API's dict (a bare name, as hand-made files write it): not SkyPilot's v8, not read
+    read = _info_gpus(info)
+    if isinstance(read, str):
+        return f"its GpuInfo {_quoted(info.strip())} {read}"
+    gpus, total = read
+    own = (lambda n: runpod_name(n)) if provider == "runpod" else (lambda n: n.strip())
+    summed, sizes = 0, []
+    for name, said, size in gpus:
+        if not isinstance(name, str):
+            return f"its GpuInfo names {name!r}, not a GPU's name: unreadable"
+        if own(name).lower() != acc.lower() and not (provider == "aws" and inst in _AWS_NAME_OVERRIDES):
+            shown = f", which SkyPilot writes as {_quoted(own(name))}," if own(name) != name else ""
+            return (f"its GpuInfo names {_quoted(name)}{shown} but AcceleratorName is {_quoted(acc)}: the row names "
+                    "two GPUs")
+        if not _info_number(said, whole=True):
+            return f"its GpuInfo's Count {said!r} for {_quoted(name)} is not a whole number of GPUs: unreadable"
+        if size is not None and not _info_number(size, whole=False):
+            return f"its GpuInfo's SizeInMiB {size!r} for {_quoted(name)} is not a positive number: unreadable"
+        summed += said  # type: ignore[operator]
+        sizes.append((said, size))
+    if summed != count and not (provider == "aws" and inst.startswith(_AWS_COUNT_OVERRIDES)):
+        return f"its GpuInfo gives {_quoted(acc)} x{summed}, but AcceleratorCount is {count}"
     want = (gpu_memory or {}).get(gid)
-    if want and isinstance(size, (int, float)) and not isinstance(size, bool) and size > 0:
-        gib = size / 1024 if size >= 1024 else size
-        if abs(gib - want) > 0.1 * want:
-            return (f"its GpuInfo gives {gib:g} GiB per GPU ({_quoted(str(size))} in SizeInMiB), but {acc} is "
-                    f"{gid}, {want:g} GiB")
+    for said, size in sizes:
+        if want and size is not None:
+            gib = size / 1024 if size >= 1024 or provider == "aws" else size  # type: ignore[operator]
+            if abs(gib - want) > 0.1 * want:
+                return (f"its GpuInfo gives {gib:g} GiB per GPU ({_quoted(str(size))} in SizeInMiB), but {acc} is "
+                        f"{gid}, {want:g} GiB")
+    if total is not None and not (provider == "aws" and inst.startswith(_AWS_COUNT_OVERRIDES)):
+        known = [s * n for n, s in sizes if s is not None]  # type: ignore[operator]
+        if not _info_number(total, whole=False) or (known and len(known) == len(sizes)
+                                                    and abs(total - sum(known)) > 0.1 * sum(known)):  # type: ignore
+            return (f"its GpuInfo's TotalGpuMemoryInMiB {total!r} is not its GPUs' SizeInMiB summed "
+                    f"({sum(known):g}): the GpuInfo contradicts itself")
     return None
 
 
@@ -582,6 +739,10 @@ def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
     as 1e-400 reads as 0) is no spot offer: None, its line kept in ``result.no_spot_lines``; so is one below the
     catalog's floor (MIN_USD_PER_HOUR, by its digits), its line kept in ``result.spot_floor_lines``."""
     spot = _num(r["SpotPrice"])
+    if spot is not None and spot == 0 and _NONZERO.match((r["SpotPrice"] or "").strip()):
+        # '1e-400' reads as 0 but is written below the floor, not 0: counted so (h37b m7)
+        result.spot_floor_lines.append(str(r["_line"]))
+        return None
     if spot is not None and spot <= 0:
         result.no_spot_lines.append(str(r["_line"]))
         return None

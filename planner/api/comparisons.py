@@ -153,6 +153,60 @@ def _odd_count(item: Any) -> str | None:
     return f"{item!r} ({type(item).__name__})" if plain else f"of type {type(item).__name__}"
 
 
+def _list_problem(text: str, names: list[str]) -> VolumeError | None:
+    """The refusal of ``text`` where it is a list of 'NAME=COUNT' pieces in one value ('a=100M,b=200M',
+    'a=100M, b=200M', 'a=100M b=200M'), said before any count in it is judged; None for one piece, or a text that
+    names a workload as a whole. Its hint, the repeated options (the API: a mapping), is offered only where it
+    would pass: each piece names a workload of the scenario once (planner.core.names.resolve_name) with a count
+    that passes, written as planner spells it ('100m' -> '100M'); else the workloads are listed (h37a 2, 3)."""
+    import shlex
+
+    from planner.core.names import clip_text, resolve_name
+
+    sep = "commas" if "," in text else "blanks"
+    pieces = [p.strip() for p in text.split(",")] if "," in text else text.split()
+    if len(pieces) < 2 or not all("=" in p for p in pieces) or resolve_name(text.rpartition("=")[0], names):
+        return None
+    pairs: list[tuple[str, str]] = []
+    for piece in pieces:
+        given, _, count = piece.rpartition("=")
+        name = resolve_name(given.strip(), names) if given.strip() else None
+        if name is None or name in (n for n, _ in pairs):
+            pairs = []
+            break
+        pairs.append((name, _count_that_passes(name, count.strip(), names)))
+    problem = f"{clip_text(text)!r} is a list of {len(pieces)} counts in one value, separated by {sep}"
+    if pairs and all(c is not None for _, c in pairs):
+        return VolumeError(problem, hint="A list is given as one --tokens-per-month per workload: " + " ".join(
+            f"--tokens-per-month {shlex.quote(f'{n}={c}')}" for n, c in pairs) + ".",
+                           api_hint="Give a mapping, one key per workload: {" +
+                                    ", ".join(f"{n!r}: {c!r}" for n, c in pairs) + "}.")
+    valid = ", ".join(clip_text(n) for n in names[:12]) + (" ..." if len(names) > 12 else "")
+    return VolumeError(problem, hint="A list is given as one --tokens-per-month NAME=COUNT per workload, e.g. "
+                                     f"--tokens-per-month {shlex.quote(names[0] + '=200M')}. Valid: {valid}.",
+                       api_hint=f"Give a mapping, one key per workload, e.g. {{{names[0]!r}: '200M'}}. Valid: {valid}.")
+
+
+def _count_that_passes(name: str, count: str, names: list[str]) -> str | None:
+    """``count`` for workload ``name`` as planner spells it where it then passes :func:`volume_overrides` ('100M';
+    '100m' -> '100M', the fix its refusal gives), or None."""
+    from planner.workload.options import token_text_problem
+
+    for cand in (count, None):
+        if cand is None:
+            fixed: list[str] = []
+            token_text_problem(count, lambda t: fixed.append(t) or t)
+            if not fixed:
+                return None
+            cand = fixed[0]
+        try:
+            volume_overrides([f"{name}={cand}"], names)
+            return cand
+        except VolumeError:
+            continue
+    return None
+
+
 def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     """``tokens_per_month`` as :func:`compare` takes it, as workload name -> tokens a month.
 
@@ -203,6 +257,9 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                 raise VolumeError(f"is {odd}, not a text", at=f"[{i}]",
                                   hint=f"Give each item as a str: '{names[0]}=200M', or the count alone for a "
                                        "one-workload scenario.")
+            listed = _list_problem(str(x), names)  # 'a=1M,b=2M': refused as a list before its counts (h37a 2)
+            if listed is not None:
+                raise listed
             name, sep, count = str(x).rpartition("=")  # the last '=': a workload's name may hold one ('a=b')
             if sep and not name.strip():  # '=1M' names no workload: not taken for a bare count
                 shown = count.strip() if re.fullmatch(r"[0-9][0-9_.,]*[kKMBT]?", count.strip()) else "200M"
@@ -263,16 +320,6 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         given, name = name, (resolve_name(name, names) or name)
         if name not in names:
             hint, api_hint = did_you_mean(name, names), None
-            pieces = f"{given}={raw}".split(",") if isinstance(raw, str) else []
-            if len(pieces) > 1 and all("=" in p for p in pieces):  # 'a=100M,b=200M' (h35b): a list, one option
-                import shlex
-
-                more = " ..." if len(pieces) > 3 else ""
-                hint = ("A list is given as one --tokens-per-month per workload, not separated by commas: " +
-                        " ".join(f"--tokens-per-month {shlex.quote(clip_text(p))}" for p in pieces[:3]) + more + ".")
-                pairs = [p.rpartition("=") for p in pieces[:3]]
-                api_hint = ("Give a mapping, one key per workload: {" +
-                            ", ".join(f"{clip_text(k)!r}: {clip_text(v)!r}" for k, _, v in pairs) + more + "}.")
             raise VolumeError(f"no workload {clip_text(name)!r} in the scenario", hint=hint, api_hint=api_hint)
         if name in out:
             raise VolumeError(f"names workload {clip_text(name)!r} twice (as {ascii(clip_text(given))} too)",

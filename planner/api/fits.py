@@ -275,6 +275,12 @@ def _no_max_written(source: tuple[Any, str | None, str], given: dict[str, Any]) 
             continue  # an option given for k replaces the file's value
         flag = "--" + k.replace("_", "-")
         others = [o for o in FIT_TARGETS if _is_max(given.get(o))]
+        if file is None:  # a workload mapping: only the API gives one, and there 'max' is a keyword (h37a 4)
+            hint = (f"fit searches exactly one value, here {others[0]}='max': give {k} a whole number in the "
+                    f"workload mapping, or leave {k} out of it." if others else
+                    f"Give it as a keyword: fit(..., {k}='max') (fit searches exactly one value), and give {k} a "
+                    f"whole number in the workload mapping or leave {k} out of it.")
+            raise ScenarioError("'max' is a value of fit()'s keyword, not of a workload mapping", entry=k, hint=hint)
         if others:
             oflag = "--" + others[0].replace("_", "-")
             hint = (f"fit searches exactly one value, here {oflag} max: write {k}: N (a whole number) in the file, "

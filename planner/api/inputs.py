@@ -445,7 +445,8 @@ def out_of(out: Any) -> Path | None:
         folder = escape_unsafe(repr(text.split("/", 1)[0]))  # '~', or '~+' / '~user' (h31a m1)
         raise InputError(f"out={escape_unsafe(repr(text))} begins with '~', which Python does not expand, so it would "
                          f"name a folder {folder} in the current directory", entry="out",
-                         hint=f"Expand it first: out=os.path.expanduser({escape_unsafe(repr(text))}).")
+                         hint=f"Expand it first: out=os.path.expanduser({escape_unsafe(repr(text))})." if
+                         _expands_to_passing(text) else "Give the folder's path itself, e.g. out='reports'.")
     from planner.core.outpath import out_path_problem
 
     problem = out_path_problem(os.fspath(out)) if isinstance(out, (str, os.PathLike)) else None
@@ -460,12 +461,38 @@ def out_of(out: Any) -> Path | None:
         hint = (f"Its bytes are UTF-8 for {utf!a}: run under a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1."
                 if utf is not None else
                 f"Expand it first, e.g. out=os.path.expandvars({text!r}), or give the folder's path itself."
-                if problem[1] == text else
-                f"Give out=os.path.expanduser({fixed!r})." if fixed is not None and fixed.startswith("~") else
-                f"Give out={fixed!r}." if fixed is not None else
+                if problem[1] == text and _expands_to_passing(text) else
+                "Give the folder's path itself, e.g. out='reports'." if problem[1] == text else
+                f"Give out=os.path.expanduser({fixed!r})." if fixed is not None and fixed.startswith("~") and
+                _expands_to_passing(fixed) else
+                f"Give out={fixed!r}." if fixed is not None and not fixed.startswith("~") else
                 "Give out= a local folder's path, e.g. out='reports'.")  # a URL or a Windows path: none meant
         raise InputError(f"out={escape_unsafe(repr(text))} {problem[0]}", entry="out", hint=hint)
     return path
+
+
+def _expands_to_passing(text: str) -> bool:
+    """Whether ``os.path.expanduser`` (a '~' start) or ``os.path.expandvars`` (a '$VAR' in it) turns the ``out=``
+    ``text`` into a path the checks take: every start and variable known and not empty (an unknown user or an unset
+    variable is left as written, an empty one gives a path at '/'), and the path it gives passes
+    planner.core.outpath.out_path_problem and planner.core.outhint.refused_destination (h37a 5, 6)."""
+    import re
+
+    from planner.core.outhint import expansion, refused_destination
+    from planner.core.outpath import out_path_problem
+
+    if text.startswith("~"):
+        if expansion(text.split("/", 1)[0]) is None:
+            return False
+        full = os.path.expanduser(text)
+    else:
+        names = re.findall(r"\$(?:\{([A-Za-z_][A-Za-z_0-9]*)\}|([A-Za-z_][A-Za-z_0-9]*))", text)
+        if not names or any(not os.environ.get(a or b) for a, b in names):
+            return False
+        full = os.path.expandvars(text)
+    if full == text or "$" in full or full.startswith("~"):
+        return False
+    return out_path_problem(full) is None and not refused_destination(full)
 
 
 def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "", what: str = DIR_PATH) -> Path:

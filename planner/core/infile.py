@@ -267,6 +267,40 @@ def unicode_form(data: bytes) -> tuple[str, str] | None:
     for order, zero, other in (("little-endian", 1, 0), ("big-endian", 0, 1)):
         if nul_share(2, zero) >= 0.9 and nul_share(2, other) <= 0.1:
             return f"UTF-16 ({order}) text (every other byte is NUL)", "UTF-16" + ("LE" if other == 0 else "BE")
+    return _decoded_form(data)
+
+
+def _decoded_form(data: bytes) -> tuple[str, str] | None:
+    """:func:`unicode_form` for UTF-32 or UTF-16 text without a byte order mark whose characters past ASCII (CJK)
+    break the NUL pattern (h37a 15): bytes that are not UTF-8 (or hold NULs) and that a strict decode as UTF-32-LE,
+    UTF-32-BE, UTF-16-LE, then UTF-16-BE reads, within the first 4,096 bytes, as text: at least 95% printable
+    characters (or line breaks, tabs) and at least a tenth of them ASCII (a planner file's keys and punctuation
+    are; a Latin-1 file read as UTF-16 gives CJK characters alone). None otherwise."""
+    try:
+        if b"\0" not in data[:4096]:
+            data.decode("utf-8")
+            return None  # UTF-8 text: not this
+    except UnicodeDecodeError:
+        pass
+    for codec, iconv, size in (("utf-32-le", "UTF-32LE", 4), ("utf-32-be", "UTF-32BE", 4),
+                               ("utf-16-le", "UTF-16LE", 2), ("utf-16-be", "UTF-16BE", 2)):
+        whole = len(data) <= 4096
+        if whole and len(data) % size:
+            continue
+        head = data if whole else data[:4096]
+        text = None
+        for cut in ((0,) if whole else (0, 2)):  # a surrogate pair cut at 4,096 bytes: one unit less
+            try:
+                text = head[:len(head) - len(head) % size - cut].decode(codec)
+                break
+            except UnicodeDecodeError:
+                continue
+        if not text:
+            continue
+        printable = sum(c.isprintable() or c in "\t\r\n" for c in text)
+        if printable >= 0.95 * len(text) and sum(c.isascii() for c in text) >= len(text) / 10:
+            order = "little-endian" if codec.endswith("le") else "big-endian"
+            return f"{iconv[:6]} ({order}) text without a byte order mark", iconv
     return None
 
 

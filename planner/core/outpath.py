@@ -194,8 +194,9 @@ def shell_leftover_problem(text: str) -> tuple[str, str | None] | None:
                 "of the folder's name", word if word is not None and word.strip("/") else text[1:-1])
     names = [p for p in parts if p]
     word = shell_unquoted(text) if "$'" in text else None  # "$'a'$'b'": what bash reads from it (h35a m2)
-    meant = word if word is not None else _unquoted_path(parts)
-    meant = meant if meant.strip("/") and meant != text else None
+    # "$'\\x{41}'", "$'\\400'": bash reads no one byte or character there, so no path meant (h37a 1)
+    meant = word if word is not None else None if "$'" in text else _unquoted_path(parts)
+    meant = meant if meant is not None and meant.strip("/") and meant != text else None
     if text.startswith("$") and text[1:2] in _QUOTES:  # bash's $'...' quoting, left as written
         return ("is written in bash's $'...' quoting, which was left as written, so the '$' and the quotes would be "
                 "part of the folder's name", meant)
@@ -230,8 +231,12 @@ def shell_unquoted(text: str) -> str | None:
     ("$'a'$'b'" -> 'ab', "'a'/'b'" -> 'a/b', '"x y"/r' -> 'x y/r', "$'a\\tb'" -> 'a<TAB>b'), or None: no quoting in it,
     an unclosed quote, or anything that would make it more or other than one plain word (an unquoted blank, '$'
     substitution, '*', ';': the meaning cannot be told). Source: bash(1), QUOTING (single quotes, double quotes,
-    ANSI-C quoting $'...': \\a \\b \\e \\f \\n \\r \\t \\v \\\\ \\' \\" \\? \\nnn \\xHH \\uHHHH \\UHHHHHHHH)."""
-    out: list[str] = []
+    ANSI-C quoting $'...': \\a \\b \\e \\f \\n \\r \\t \\v \\\\ \\' \\" \\? \\cX, \\nnn and \\xHH
+    bytes, \\uHHHH and \\UHHHHHHHH characters). The word is assembled as bytes, as bash does, then read as UTF-8:
+    "$'caf\\303\\251'" is 'café' (h37a 1); a byte that is no UTF-8 stays as its surrogate escape ('\\udce9'), as
+    Python gives such a byte of a command line. None also for what bash reads otherwise than one byte or character
+    ('\\x{41}', an octal escape above \\377, a \\u surrogate, a NUL, at which bash ends the word)."""
+    out = bytearray()
     i, quoted = 0, False
     while i < len(text):
         c = text[i]
@@ -239,52 +244,85 @@ def shell_unquoted(text: str) -> str | None:
             part = _closed(text, i + 2, "'", _ansi_c_step)
         elif c == "'":
             end = text.find("'", i + 1)
-            part = None if end < 0 else (text[i + 1:end], end + 1)
+            part = None if end < 0 else (_bytes_of(text[i + 1:end]), end + 1)
         elif c == '"':
             part = _closed(text, i + 1, '"', _double_step)
         elif c == "\\" and i + 1 < len(text):
-            part = (text[i + 1], i + 2)
+            part = (_bytes_of(text[i + 1]), i + 2)
         elif c in _SHELL_SPECIAL:
             return None
         else:
-            out.append(c)
+            piece = _bytes_of(c)
+            if piece is None:
+                return None
+            out += piece
             i += 1
             continue
-        if part is None:
+        if part is None or part[0] is None:
             return None
-        out.append(part[0])
+        out += part[0]
         i, quoted = part[1], True
-    return "".join(out) if quoted else None
+    if not quoted or b"\0" in out:
+        return None
+    return out.decode("utf-8", "surrogateescape")
 
 
-def _closed(text: str, j: int, close: str, step) -> tuple[str, int] | None:
-    """(the characters of a quoted part of ``text`` from ``j`` to its closing ``close``, the index after it), each
-    read by ``step`` (text, index -> (characters, next index), or None: not one word), or None when unclosed."""
-    got = []
+def _bytes_of(text: str) -> bytes | None:
+    """``text`` as the bytes it stands for on a command line (UTF-8; the surrogate escape of a byte that is not
+    UTF-8 as that byte), or None where it holds another lone surrogate."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return None
+
+
+def _closed(text: str, j: int, close: str, step) -> tuple[bytes, int] | None:
+    """(the bytes of a quoted part of ``text`` from ``j`` to its closing ``close``, the index after it), each
+    read by ``step`` (text, index -> (bytes or characters, next index), or None: not one word), or None when
+    unclosed."""
+    got = bytearray()
     while j < len(text) and text[j] != close:
         one = step(text, j)
-        if one is None:
+        if one is None or one[0] is None:
             return None
-        got.append(one[0])
+        piece = one[0] if isinstance(one[0], bytes) else _bytes_of(one[0])
+        if piece is None:
+            return None
+        got += piece
         j = one[1]
-    return None if j >= len(text) else ("".join(got), j + 1)
+    return None if j >= len(text) else (bytes(got), j + 1)
 
 
-def _ansi_c_step(text: str, j: int) -> tuple[str, int] | None:
-    """One character (or escape) inside bash's $'...' at ``j``."""
+def _ansi_c_step(text: str, j: int) -> tuple[str | bytes, int] | None:
+    """One character or byte (or escape) inside bash's $'...' at ``j``: \\nnn and \\xHH give a byte, \\u and \\U
+    a character, \\cX the control character X & 0x1f ('?': DEL; bash's TOCTRL, ``\\c\\\\`` reads both
+    backslashes); None where bash reads otherwise than one byte or character ('\\x{41}', '\\400', '\\uD800')."""
     if text[j] != "\\" or j + 1 >= len(text):
         return text[j], j + 1
     e = text[j + 1]
     if e in _ANSI_C:
         return _ANSI_C[e], j + 2
+    if e == "c":
+        if j + 2 >= len(text) or text[j + 2] == "'":
+            return None  # '\\c' at the end: bash's reading is not one character
+        x = text[j + 2]
+        step = 4 if x == "\\" and text[j + 3:j + 4] == "\\" else 3
+        if ord(x) > 0x7F:
+            return None
+        return ("\x7f" if x == "?" else chr(ord(x.upper()) & 0x1F)), j + step
+    if e == "x" and text[j + 2:j + 3] == "{":
+        return None  # bash 5.2's \\x{HH...}: not read here
     m = (re.match(r"[0-7]{1,3}", text[j + 1:]) if e in "01234567" else
          re.match(r"[0-9A-Fa-f]{1,%d}" % {"x": 2, "u": 4, "U": 8}[e], text[j + 2:]) if e in "xuU" else None)
     if m is None:  # bash keeps an unknown escape as written
         return text[j:j + 2], j + 2
     code = int(m.group(), 8 if e in "01234567" else 16)
+    end = j + 1 + len(m.group()) + (e in "xuU")
+    if e not in "uU":  # a byte (bash(1): "the eight-bit character whose value is ...")
+        return (None if code > 0xFF else bytes([code])), end
     if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
         return None
-    return chr(code), j + 1 + len(m.group()) + (e in "xuU")
+    return chr(code), end
 
 
 def _double_step(text: str, j: int) -> tuple[str, int] | None:

@@ -461,3 +461,24 @@ def test_a_staged_report_held_open_by_another_process_is_said_so(tmp_path: Path)
             p.kill()
             p.wait()
     assert "r.json: is held open by another program, which could write into it after planner checked it" in said, said
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_a_new_report_removed_after_the_moves_is_said_as_removed(tmp_path: Path, monkeypatch, first: bool) -> None:
+    # h38a 2: said to be "kept in" the staging folder, where it was not; first: a name that held nothing before
+    from planner.core import moves
+
+    out = tmp_path / "o"
+    if not first:
+        _commit(out, "{}\n")
+    real = moves._recheck_new
+
+    def remove_then_check(rs, mv) -> None:
+        os.unlink(rs.out / "r.json")
+        real(rs, mv)
+
+    monkeypatch.setattr(moves, "_recheck_new", remove_then_check)
+    said = _error(out, '{"new": 1}\n', None)
+    assert said.startswith(f"{out / 'r.json'}: another program removed planner's new report just after planner "
+                           "placed it; the previous set was put back as it was"), said
+    assert (out / "r.json").read_text() == "{}\n" if not first else not (out / "r.json").exists()

@@ -297,6 +297,9 @@ def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
             os.replace(kept, dst)
         elif how == "placed":
             away = rs._staging / name
+            if name in moves.late and not os.path.lexists(dst):  # removed by another program after the moves
+                moves.steps.pop()
+                continue
             os.rename(dst, away)  # taken away by rename: a save made meanwhile is not deleted
             if _sha256(away) != digests.get(name) and name not in moves.late:
                 _noreplace(away, dst, moves)
@@ -358,6 +361,12 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
             _keep(rs, mark)
             kept = _saved_text(rs, moves, digests, exc.name if isinstance(exc, Changed) else None)
         kept += "".join(f" {note}" for note in moves.notes)  # a permission change carried onto the set put back
+        if isinstance(exc, Changed) and exc.what in ("replaced", "late"):  # what is in staging now, said as it is
+            exc.what = _late_kind(rs, exc.name)  # (h38a 1, 2: a file renamed over it, or one removed)
+        if isinstance(exc, Changed) and exc.what == "gone":
+            raise OutputError(f"{rs.out / exc.name}: another program removed planner's new report just after planner "
+                              "placed it; the previous set was put back as it was: nothing was replaced. Check what "
+                              "writes there and run again." + kept) from None
         if isinstance(exc, Changed) and exc.what == "replaced":
             raise OutputError(f"{rs.out / exc.name}: another program put another file at this name (renamed over "
                               "planner's new report) just after planner placed it; the previous set was put back as "
@@ -402,6 +411,19 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
     _recheck_gained(rs, removed, moves)
     rs.previous = [step for step in moves.steps if step[2] is not None]  # for finish_removal
     return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]
+
+
+def _late_kind(rs: Any, name: str) -> str:
+    """What a new report changed after the moves (:func:`_recheck_new`) is, once the set is put back and the file is
+    in the staging folder: "gone" (nothing there: removed), "late" (planner's own file, of other bytes) or "replaced"
+    (another file: renamed over it, a link)."""
+    checked = getattr(rs, "checked", None) or {}
+    try:
+        st = os.lstat(rs._staging / name)
+    except OSError:
+        return "gone"
+    ident = checked.get(name, (None, None, None))[2]
+    return "late" if ident is not None and (st.st_dev, st.st_ino) == tuple(ident) else "replaced"
 
 
 def _recheck_new(rs: Any, moves: _Moves) -> None:

@@ -498,7 +498,6 @@ class ReportSet:
                     why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: recorded[n][0] if n in recorded else sha256_file(self._staging / n) for n in self._names}
-        self._record_digests(digests)
         narrow = self._set_mode(manifest)
         for name in self._names:  # a replaced report keeps its group, permission bits and ACL
             self._keep_access(name, narrow)
@@ -513,6 +512,7 @@ class ReportSet:
         try:
             with held(self.guard):
                 check_staged(self, recorded)  # just before the moves: each the file planner made, unchanged
+                self._record_digests(digests)  # the mark's "moves begin" line: after the check (h38a 3)
                 write_manifest(self.out, during, self.notes)
                 done = self._move(removed, manifest, digests)
                 self._committed = True  # the new set is in place, whole: nothing below undoes that

@@ -337,7 +337,7 @@ def test_the_catalog_hint_is_never_wrapped_and_names_the_bytes_stdout_cannot_wri
                           check=True).stdout == "of8\u00e9".encode()
 
 
-@pytest.mark.parametrize("name", ["zz-notes.pth", "sitecustomize.py"])
+@pytest.mark.parametrize("name", ["zz-notes.pth", "sitecustomize.py", "sitecustomize/__init__.py", "usercustomize.pyc"])
 def test_standard_output_onto_a_startup_file_is_refused(tmp_path: Path, name: str) -> None:
     # h37a 8: 'planner plan ... > site-packages/x.pth' was written, and a line of it starting with 'import' ran at
     # every later Python start; so was the installation's own .pth and __editable__ finder
@@ -348,12 +348,13 @@ def test_standard_output_onto_a_startup_file_is_refused(tmp_path: Path, name: st
     site_dir = tmp_path / "site-packages"  # a folder Python imports packages from, on sys.path
     site_dir.mkdir()
     target = site_dir / name
+    target.parent.mkdir(exist_ok=True)
     with open(target, "w") as fh:
         r = subprocess.run([sys.executable, "-m", "planner", "--version"], stdout=fh, stderr=subprocess.PIPE,
                            text=True, env={**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{site_dir}"})
     assert r.returncode == 2
-    assert r.stderr.startswith(f"Error: standard output is {target}, a file of planner's installation or one Python "
-                               "runs at start-up"), r.stderr
+    assert r.stderr.startswith(f"Error: standard output is {target}, a file of planner's installation or of the "
+                               "Python it runs on"), r.stderr
     assert target.read_text() == ""
 
 
@@ -482,3 +483,19 @@ def test_a_new_report_removed_after_the_moves_is_said_as_removed(tmp_path: Path,
     assert said.startswith(f"{out / 'r.json'}: another program removed planner's new report just after planner "
                            "placed it; the previous set was put back as it was"), said
     assert (out / "r.json").read_text() == "{}\n" if not first else not (out / "r.json").exists()
+
+
+def test_a_stream_onto_a_module_of_a_dependency_is_found(monkeypatch) -> None:
+    # h37a 17, h38b N4: 'planner ... >> site-packages/click/__init__.py' was written, and every later run died.
+    # Judged without writing: a read-only descriptor on click's module stands for standard output here
+    import click
+
+    from planner.cli import streams
+
+    fd = os.open(click.__file__, os.O_RDONLY)
+    try:
+        monkeypatch.setattr(streams, "_STREAMS", ((fd, "standard output"),))
+        found = list(streams._installation_streams())
+    finally:
+        os.close(fd)
+    assert found == [Path(os.path.realpath(click.__file__))]

@@ -129,7 +129,7 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
                            _written_here(_paths(ctx.params.get("out_dir")))),
                           ("a file of planner's own package or shipped catalog",
                            _files(protected_folders(), walk=True)),
-                          (_STARTUP, _startup_files())))
+                          (_STARTUP, _startup_files()), (_STARTUP, _installation_streams())))
     root = ctx.find_root()
     if isinstance(root.obj, dict):
         root.obj[CHECKED] = True  # from here on a usage line goes where the streams point (refuse_chatter)
@@ -181,7 +181,7 @@ def refuse_streams_early(argv: Iterable[str]) -> None:
     _refuse(targets, (("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True)),
                       ("a file in the output folder (--out), which this run may replace or remove", iter(written)),
                       ("an input of this run", iter(inputs)),
-                      (_STARTUP, _startup_files())))
+                      (_STARTUP, _startup_files()), (_STARTUP, _installation_streams())))
     if any(w in ("-h", "--help", "--version") for w in words_before_dashes):
         refuse_chatter((1,))  # help and the version go to standard output
 
@@ -276,8 +276,47 @@ def _say(stream: Any, line: str) -> None:
 
 
 #: What :func:`_startup_files` are, for the refusal.
-_STARTUP = ("a file of planner's installation or one Python runs at start-up (a .pth, sitecustomize or "
-            "usercustomize file of a folder it imports packages from)")
+_STARTUP = ("a file of planner's installation or of the Python it runs on (site-packages, the standard library, the "
+            "environment's scripts or pyvenv.cfg), or one Python runs at start-up (a .pth, sitecustomize or "
+            "usercustomize file of a folder on its module search path)")
+
+
+def _installation_streams() -> Iterator[Path]:
+    """The standard streams that are files of the Python installation planner runs on: any file under a folder
+    Python imports installed packages or the standard library from, or its scripts folder (sysconfig's purelib,
+    platlib, stdlib, platstdlib, scripts; the site folders), the environment's pyvenv.cfg, and a sitecustomize or
+    usercustomize module or package, or a .pth, in any folder on sys.path (PYTHONPATH's too): written into, every
+    later start of planner (a dependency such as click) or of Python fails or runs what was written (h37a 14, 17;
+    h38b N4). Judged by the stream's path (Linux's /proc/self/fd), links resolved."""
+    import site
+    import sysconfig
+
+    roots: list[str] = []
+    try:
+        paths = sysconfig.get_paths()
+        roots += [paths[k] for k in ("purelib", "platlib", "stdlib", "platstdlib", "scripts") if k in paths]
+        roots += list(site.getsitepackages()) + [site.getusersitepackages()]
+    except (AttributeError, OSError, ValueError, KeyError):
+        pass
+    roots = [os.path.realpath(r) for r in dict.fromkeys(roots) if isinstance(r, str) and os.path.isdir(r)]
+    search = [os.path.realpath(p) for p in sys.path if isinstance(p, str) and p and os.path.isdir(p)]
+    cfg = os.path.realpath(os.path.join(sys.prefix, "pyvenv.cfg"))
+    for fd, _name in _STREAMS:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            where = os.path.realpath(os.readlink(f"/proc/self/fd/{fd}").removesuffix(" (deleted)"))
+        except (OSError, ValueError):
+            continue
+        if where == cfg or any(where.startswith(r.rstrip("/") + "/") for r in roots):
+            yield Path(where)
+            continue
+        for folder in search:
+            if where.startswith(folder.rstrip("/") + "/"):
+                first = where[len(folder.rstrip("/")) + 1:].split("/")[0]
+                if first.endswith(".pth") or first.split(".")[0] in ("sitecustomize", "usercustomize"):
+                    yield Path(where)
+                    break
 
 
 def _startup_files() -> Iterator[Path]:

@@ -57,7 +57,7 @@ def test_a_staged_report_held_open_elsewhere_is_not_moved_into_place(tmp_path: P
         # the staged report is left, and said as this run's report another program held (h35a: it was said to be
         # a file "this run did not put there")
         rs, staging = sets[0]
-        assert rs.notes == [f"Left {staging}: it holds its report r.json, which another program "
+        assert rs.notes == [f"Left {staging}: it holds its report r.json, which was "
                                  "changed, linked or held open there after this run wrote it, so planner removed "
                                  "only its own files; check it and remove it yourself."], rs.notes
     finally:
@@ -499,3 +499,30 @@ def test_a_stream_onto_a_module_of_a_dependency_is_found(monkeypatch) -> None:
     finally:
         os.close(fd)
     assert found == [Path(os.path.realpath(click.__file__))]
+
+
+def test_a_lock_hint_names_a_folder_with_a_byte_that_is_not_utf8_as_its_bytes() -> None:
+    # h38a 16: "fuser -v 'lk\\xffd'" named a folder of a backslash, 'x', 'f', 'f'
+    from planner.core.reportset import lock_held
+
+    line = lock_held(Path(os.fsdecode(b"lk\xffd")))
+    assert "fuser -v $'lk\\xffd' or lsof $'lk\\xffd'" in line, line
+
+
+def test_a_staging_folder_swapped_during_the_check_is_said_as_swapped(tmp_path: Path, monkeypatch) -> None:
+    # h38a 15: said as "another program removed it there"
+    from planner.core import moves
+
+    out = tmp_path / "o"
+    real = moves.unchanged
+
+    def swap_then_check(path, *args, **kwargs):
+        staging = Path(path).parent
+        if not (tmp_path / "moved").exists():
+            os.rename(staging, tmp_path / "moved")
+            staging.mkdir()
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(moves, "unchanged", swap_then_check)
+    said = _error(out, "{}\n", None)
+    assert "is no longer the staging folder this run made (moved away, or replaced by a link or another folder" in said

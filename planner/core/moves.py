@@ -34,6 +34,7 @@ from planner.core import renames
 from planner.core.access import carry_back, recheck_after_swap, recheck_gained
 from planner.core.atomic import KEPT_MODE_BITS, _acl_of, own_file_sha256 as _sha256
 from planner.core.errors import OutputError
+from planner.core.infile import what_it_is
 from planner.core.names import path_word
 from planner.core.stagerecord import open_here, unchanged
 
@@ -212,6 +213,7 @@ def check_staged(rs: Any, recorded: dict[str, tuple[str, int, tuple[int, int]]])
             raise OutputError(f"{rs._staging / name}: cannot be read to check it is the report planner wrote "
                               f"({exc.strerror or exc}); nothing was changed in {rs.out}.") from None
         if what == "removed":
+            same_staging(rs)  # the folder itself replaced or moved away: said as that (h38a 15)
             raise OutputError(f"{rs.out / name}: planner wrote this report in its staging folder, but another "
                               "program removed it there before it was moved into place; nothing was changed in "
                               f"{rs.out}. Check what writes there and run again.")
@@ -227,8 +229,12 @@ def check_staged(rs: Any, recorded: dict[str, tuple[str, int, tuple[int, int]]])
                               "Check what opens or links files there (fuser -v, lsof) and run again.")
         if what is not None:
             rs.made[name] = None  # type: ignore[assignment]  (not planner's file now: left, never removed)
-            link = " (it is now a symbolic link)" if os.path.islink(rs._staging / name) else ""
-            raise OutputError(swapped_line(rs._staging / name, rs.out, link))
+            try:  # what it is now, where not a regular file: a link, a pipe, a folder (h38a 4)
+                mode = os.lstat(rs._staging / name).st_mode
+                kind = "" if stat.S_ISREG(mode) else f" (it is now {what_it_is(mode)})"
+            except OSError:
+                kind = ""
+            raise OutputError(swapped_line(rs._staging / name, rs.out, kind))
 
 
 def swapped_line(staged: Path, out: Path, how: str = "") -> str:

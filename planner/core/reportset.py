@@ -324,8 +324,8 @@ class ReportSet:
             other = [n for n in foreign if n not in self._names]
             said = []
             if ours:
-                said.append(f"its report {', '.join(ours[:5])}{' and more' if len(ours) > 5 else ''}, which another "
-                            "program changed, linked or held open there after this run wrote it")
+                said.append(f"its report {', '.join(ours[:5])}{' and more' if len(ours) > 5 else ''}, which was "
+                            "changed, linked or held open there after this run wrote it")  # by whom: the error says
             if other:
                 said.append(f"{', '.join(other[:5])}{f' and {len(other) - 5} more' if len(other) > 5 else ''}, which "
                             "this run did not put there")
@@ -855,7 +855,8 @@ def lock_held(out: Path, *, here: bool = False) -> str:
                 "Let that call finish first (one call at a time per folder), or give another out=.")
     return (f"{shown}: another process holds this directory's lock (another planner run writing reports into it, "
             "or any program of any user who can read the folder). Wait for it to finish, find it with "
-            f"fuser -v {path_word(shown)} or lsof {path_word(shown)}, or give another --out (a private one: chmod 700).")
+            f"fuser -v {path_word(str(out))} or lsof {path_word(str(out))}, or give another --out (a private one: "
+            "chmod 700).")  # the path's bytes in $'...' where the terminal shows them escaped (h38a 16)
 
 
 def _listed(paths: list[Path]) -> str:

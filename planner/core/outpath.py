@@ -577,9 +577,9 @@ def refuse_unwritable_out(out: Path) -> None:
             f"the folder {folder} it would be made in has a default ACL that"
         entry = "".join(c if perm & bit else "-" for bit, c in ((4, "r"), (2, "w"), (1, "x")))
         raise DestinationError(f"{shown}: {has} takes {'/'.join(lacks)} permission from your own new files and "
-                               f"folders (user::{entry}, as getfacl -d {path_word(folder)} shows), so planner could "
+                               f"folders (user::{entry}, as getfacl -d {path_word(str(where))} shows), so planner could "
                                f"not write its reports and check them. Give the owner rwx there (setfacl -d -m u::rwx "
-                               f"{path_word(folder)}) or remove that default ACL (setfacl -k {path_word(folder)}), and "
+                               f"{path_word(str(where))}) or remove that default ACL (setfacl -k {path_word(str(where))}), and "
                                "try again.")
 
 

@@ -22,7 +22,11 @@ def _install_command() -> str:
     import planner
     from planner.core.names import shell_word
 
-    return f"pip install {shell_word(str(Path(planner.__file__).resolve().parents[1]) + '[validate]')}"
+    import sys
+
+    # this interpreter's pip, editable (h38a 8: the first pip on PATH was another Python's, and -e was dropped)
+    return (f"{shell_word(sys.executable)} -m pip install -e "
+            f"{shell_word(str(Path(planner.__file__).resolve().parents[1]) + '[validate]')}")
 
 
 _INSTALL = _install_command()

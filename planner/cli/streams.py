@@ -352,7 +352,7 @@ def _startup_files() -> Iterator[Path]:
         return
     for f in files:
         try:
-            yield Path(dist.locate_file(f))
+            yield Path(os.path.normpath(dist.locate_file(f)))  # 'site-packages/../../../bin/planner' shown plain (h38a 7)
         except (OSError, ValueError, TypeError):
             continue
 

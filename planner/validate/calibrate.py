@@ -579,7 +579,11 @@ def _install_hint() -> str:
 
     root = Path(__file__).resolve().parents[2]
     if (root / "pyproject.toml").is_file() and (root / "planner" / "__init__.py").is_file():
-        return f"pip install {shell_word(f'{root}[validate]')}"
+        # this very interpreter's pip (the first pip on PATH may be another Python's), and -e where planner runs from
+        # its source folder, so the install stays editable (h38a 8)
+        import sys
+
+        return f"{shell_word(sys.executable)} -m pip install -e {shell_word(f'{root}[validate]')}"
     try:  # an installed wheel: the extra's requirements as its metadata lists them
         from importlib.metadata import requires
 

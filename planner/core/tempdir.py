@@ -149,7 +149,8 @@ def refuse_unusable_temp() -> None:
             continue
         if _usable(value):
             break
-        raise OutputError(f"the temporary folder {escape_unsafe(value)} ({name}) {_why_unusable(value)}, so Python "
+        shown = escape_unsafe(value if value == value.strip() else repr(value))  # '   ' seen (h38a 6)
+        raise OutputError(f"the temporary folder {shown} ({name}) {_why_unusable(value)}, so Python "
                           "would put openpyxl's and the importer's temporary files somewhere else without a word. "
                           f"Create it, set {_set(name)} to a folder of your own that can be written "
                           f"(e.g. {name}=/tmp), or unset {name}.")

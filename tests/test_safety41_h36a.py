@@ -526,3 +526,25 @@ def test_a_staging_folder_swapped_during_the_check_is_said_as_swapped(tmp_path: 
     monkeypatch.setattr(moves, "unchanged", swap_then_check)
     said = _error(out, "{}\n", None)
     assert "is no longer the staging folder this run made (moved away, or replaced by a link or another folder" in said
+
+
+def test_a_file_put_at_cloud_yaml_in_the_check_copy_is_said_as_such(tmp_path: Path, monkeypatch) -> None:
+    # h38a 11: it got the "free space / ulimit -f" hint
+    from planner.core import checkcopy
+    from tests.sky_helpers import aws_csv, run_cli
+
+    real = checkcopy.write_check_file
+
+    def squat_then_write(folder, name, data):
+        if name == "cloud.yaml":
+            (Path(folder) / "cloud.yaml").write_text("theirs\n")  # another program, first
+        return real(folder, name, data)
+
+    monkeypatch.setattr(checkcopy, "write_check_file", squat_then_write)
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1,us-east-1a,x86_64")
+    out = tmp_path / "ov"
+    code, said = run_cli("catalog", "import-skypilot", str(path), "--out", str(out))
+    assert code == 2
+    said = " ".join(said.split())
+    assert "that this run did not put there (another program wrote it during the run)" in said, said
+    assert "Free space" not in said

@@ -807,6 +807,11 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
 
             from planner.core.errors import OutputError
 
+            if exc.errno == errno.EEXIST:  # a file another program put at a name of the check copy (h38a 11)
+                raise OutputError(f"the overlay's check copy {tmp} holds {exc.filename and Path(exc.filename).name or 'a file'} "
+                                  "that this run did not put there (another program wrote it during the run), so "
+                                  f"nothing was written to {out / 'cloud.yaml'}. Check what writes in the temporary "
+                                  "folder (TMPDIR) and run again.") from None
             if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ESTALE):  # a link or another folder at its name
                 raise OutputError(f"the overlay's check copy {tmp} was replaced by a link or another folder during "
                                   f"the run (by another program), so nothing was written there or to "

@@ -292,3 +292,14 @@ def test_grouped_unreadable_gpu_info_is_shown_as_one_value(tmp_path: Path) -> No
     (line,) = left_out_lines(import_file(path).skipped)
     # the GpuInfo is quoted with ", so the second row's value is the whole GpuInfo (it was "': [{'"-like fragments)
     assert "line 3: g5.2xlarge \"{'Gpus': 6}\"" in line, line
+
+
+def test_a_kelvin_sign_zone_is_not_folded_into_its_ascii_twin(tmp_path: Path) -> None:
+    # 'us-east-1\u212a' lower-cased is 'us-east-1k': the two rows were one zone to the duplicate check, so the file
+    # was refused as two rows of one zone; folded only where ASCII, the lookalike row is left out by itself
+    path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.006,0.4,us-east-1,us-east-1k,x86_64",
+                   f"g5.xlarge,A10G,1,4,16,,1.006,0.01,us-east-1,us-east-1{KELVIN},x86_64")
+    result = import_file(path)
+    (row,) = result.rows
+    assert row.spot_usd_per_hour == 0.4
+    assert "is not a zone of its Region" in result.skipped["the row on line 3 of g5.xlarge"]

@@ -28,7 +28,14 @@ def instance_key(provider: str, instance: str) -> str:
     """``instance`` as the overlay writes it: in lower case for a cloud of :data:`LOWER_CASE_INSTANCES` (h18b #9:
     'G5.2XLARGE' was written as is), as written otherwise. The rows of one instance type are grouped by it; a
     message about an instance type left out quotes it as the file writes it (h19b M5)."""
-    return instance.lower() if provider in LOWER_CASE_INSTANCES else instance
+    return fold(instance) if provider in LOWER_CASE_INSTANCES else instance
+
+
+def fold(text: str) -> str:
+    """``text`` in lower case where it is ASCII as written, else as written: a text holding another character is
+    never folded into an ASCII one (h38b N1: U+212A KELVIN SIGN lower-cases to 'k', so a zone 'us-east-1\u212a' was
+    one with 'us-east-1k', and a GPU or zone compared case-blind matched its lookalike)."""
+    return text.lower() if text.isascii() else text
 
 
 #: The columns that name a row's place: an instance type in a region and zone. A row without an instance type
@@ -48,8 +55,8 @@ def _as_read(provider: str, r: Mapping[str, str]) -> dict[str, object]:
     out: dict[str, object] = {k: v for k, v in r.items() if k != "_line"}
     got = {c: (r.get(c) or "").strip() for c in (*_KEY_COLUMNS, "AcceleratorName")}
     out.update({"InstanceType": instance_key(provider, got["InstanceType"]),
-                "AcceleratorName": got["AcceleratorName"].lower(),
-                "Region": region_case(provider, got["Region"]), "AvailabilityZone": got["AvailabilityZone"].lower()})
+                "AcceleratorName": fold(got["AcceleratorName"]),  # ASCII only folded (h38b N1)
+                "Region": region_case(provider, got["Region"]), "AvailabilityZone": fold(got["AvailabilityZone"])})
     for col in NUMERIC_COLUMNS:
         raw = (r.get(col) or "").strip()
         if raw:
@@ -271,7 +278,7 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             acc, count = GCP_MACHINE_GPUS[inst]
             named = (r.get("AcceleratorName") or "").strip()
             said = (r.get("AcceleratorCount") or "").strip()
-            if (named and named.lower() != acc.lower()) or (said and _num(said) != count):
+            if (named and fold(named) != acc.lower()) or (said and _num(said) != count):
                 # the row names other GPUs than its machine type carries: not read over (h35b N1)
                 # the count as a number where it reads as one ('A100' x2, h36b m10; '1.0' as x1, h38b m7), else
                 # quoted as text
@@ -312,7 +319,7 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
         parts = spot_parts = ""
         if provider == "gcp":
             # case-blind, as the rows are compared (h34b N3: 'a100', 'US-CENTRAL1' found no GPU row)
-            g_row = gpu_rows.get((acc.lower(), count, r["Region"].strip().lower(), zone.lower()))
+            g_row = gpu_rows.get((acc.lower(), count, fold(r["Region"].strip()), fold(zone)))
             if g_row is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3), else
                 unpriced.setdefault(inst, (r["_line"], f"{_quoted(acc)} x{count}", zone or r["Region"]))  # counted
                 result.no_gpu_row_lines.append(str(r["_line"]))
@@ -504,7 +511,7 @@ def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
     if provider not in ("aws", "gcp", "runpod") or "AvailabilityZone" not in r:
         return None
     written = (r.get("AvailabilityZone") or "").strip()
-    zone, region = written.lower(), (r.get("Region") or "").strip().lower()
+    zone, region = written.lower(), fold((r.get("Region") or "").strip())
     pattern = {"aws": r"[a-z]+(-[a-z]+)+-\d+", "gcp": r"[a-z]+-[a-z]+\d+", "runpod": r"[a-z]{2}"}[provider]
     if not re.fullmatch(pattern, region):
         # a region that is no region name (a lookalike, 'us--east-1', a zone's name): said as that, later
@@ -764,8 +771,8 @@ def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult
         if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
             count = int(_num(r["AcceleratorCount"]) or 0)
             spot = _spot(r, result)
-            key = (r["AcceleratorName"].strip().lower(), count, r["Region"].strip().lower(),
-                   (r.get("AvailabilityZone") or "").strip().lower())  # case-blind (h34b N3)
+            key = (fold(r["AcceleratorName"].strip()), count, fold(r["Region"].strip()),
+                   fold((r.get("AvailabilityZone") or "").strip()))  # case-blind (h34b N3), ASCII only (h38b N1)
             gpu_rows[key] = (_num(r["Price"]), spot,
                              (r["Price"].strip(), r["SpotPrice"].strip() if spot is not None else ""), str(r["_line"]))
     return gpu_rows

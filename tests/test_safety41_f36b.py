@@ -109,34 +109,39 @@ def _gi(name: str, count: int, size: int) -> str:
 def test_runpod_bare_names_are_the_pcie_cards_with_or_without_gpu_info(tmp_path: Path) -> None:
     from planner.catalog.loader import load_catalog
 
+    # h38b N7: a name of SkyPilot's form '1x_<AcceleratorName>_SECURE' is now held to the row's GPU and count, so
+    # these made-up types are named 'A_SECURE' (no count, no GPU in SkyPilot's form: not checked), not '1x_A_SECURE'
+
     mem = {g.id: g.memory_bytes / 2**30 for g in load_catalog().gpus}
     path = _write(tmp_path, "runpod", RUNPOD_HEADER,
                   # h37b N4: an empty GpuInfo is now left out (SkyPilot's RunPod fetcher writes one on every GPU
                   # row), so A and G carry theirs
-                  "1x_A_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 1, 80),
-                  "1x_B_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("a100 pcie", 1, 80),
-                  "1x_G_SECURE,H100,1,8,117,US,1.0,2.64,US-KS-2," + _gi("H100 PCIe", 1, 80))
+                  "A_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 1, 80),
+                  "B_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("a100 pcie", 1, 80),
+                  "G_SECURE,H100,1,8,117,US,1.0,2.64,US-KS-2," + _gi("H100 PCIe", 1, 80))
     got = {r.instance: r.gpu for r in import_file(path, gpu_memory=mem).rows}
     # fetch_runpod.py GPU_NAME_OVERRIDES: 'A100-PCIe' -> 'A100-80GB', 'H100-PCIe' -> 'H100'; GpuInfo read case-blind
-    assert got == {"1x_A_SECURE": "a100-80gb-pcie", "1x_B_SECURE": "a100-80gb-pcie", "1x_G_SECURE": "h100-pcie"}
+    assert got == {"A_SECURE": "a100-80gb-pcie", "B_SECURE": "a100-80gb-pcie", "G_SECURE": "h100-pcie"}
 
 
 def test_runpod_gpu_info_contradicting_the_row_leaves_it_out(tmp_path: Path) -> None:
     from planner.catalog.loader import load_catalog
 
+    # h38b N7: made-up type names without SkyPilot's '1x_<GPU>_' form (which is now held to the row), as above
+
     mem = {g.id: g.memory_bytes / 2**30 for g in load_catalog().gpus}
     path = _write(tmp_path, "runpod", RUNPOD_HEADER,
-                  "1x_D_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("H100 PCIe", 1, 80),
-                  "1x_E_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 2, 80),
-                  "1x_F_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 1, 40960),
-                  "1x_OK_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 1, 81920))
+                  "D_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("H100 PCIe", 1, 80),
+                  "E_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 2, 80),
+                  "F_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 1, 40960),
+                  "OK_SECURE,A100-80GB,1,8,117,US,1.0,1.64,US-KS-2," + _gi("A100 PCIe", 1, 81920))
     result = import_file(path, gpu_memory=mem)
     # D names an H100, E two GPUs, F 40 GiB (40960 MiB) against the 80 GiB card: all left out; 81920 MiB = 80 GiB
-    assert [r.instance for r in result.rows] == ["1x_OK_SECURE"]
-    assert "names 'H100 PCIe'" in result.skipped["1x_D_SECURE"]
+    assert [r.instance for r in result.rows] == ["OK_SECURE"]
+    assert "names 'H100 PCIe'" in result.skipped["D_SECURE"]
     # h37b m6: the count written in one form, 'A100-80GB' x2
-    assert "gives 'A100-80GB' x2, but AcceleratorCount is 1" in result.skipped["1x_E_SECURE"]
-    assert "gives 40 GiB per GPU" in result.skipped["1x_F_SECURE"]
+    assert "gives 'A100-80GB' x2, but AcceleratorCount is 1" in result.skipped["E_SECURE"]
+    assert "gives 40 GiB per GPU" in result.skipped["F_SECURE"]
 
 
 @pytest.mark.parametrize("name, acc, expected", [

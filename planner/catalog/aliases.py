@@ -28,6 +28,8 @@ from collections.abc import Mapping
 
 import re
 
+from planner.catalog.skypilot_csv import _quoted
+
 #: SkyPilot accelerator name -> catalog GPU id (provider exceptions in :func:`catalog_gpu_id`).
 GPU_ALIASES: dict[str, str] = {
     # the names SkyPilot's own accelerator table uses across clouds
@@ -126,7 +128,7 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
         name = same[0] if len(same) == 1 else name
     if form_factor_unknown(provider, instance, name):  # h37b N5/m2: such a size was given the SXM board
         return None
-    if provider == "lambda" and name.lower() in TWO_BOARD_NAMES and "pcie" in instance.lower():
+    if provider == "lambda" and name.lower() in TWO_BOARD_NAMES and _lambda_forms(instance)[0]:
         return {"a100": "a100-40gb-pcie", "a100-80gb": "a100-80gb-pcie", "h100": "h100-pcie"}.get(name.lower())
     if provider == "lambda" and name == "A100" and _LAMBDA_A100_PCIE.match(instance.strip()):
         return "a100-40gb-pcie"
@@ -151,8 +153,17 @@ def form_factor_unknown(provider: str, instance: str, accelerator: str) -> bool:
         return False
     if provider == "azure":
         return not (_AZURE_A100_PCIE.match(inst) or _AZURE_H100_NVL.match(inst) or _AZURE_SXM.match(inst))
-    low = inst.lower()
-    return not ("pcie" in low or "sxm" in low or _LAMBDA_A100_PCIE.match(inst) or _LAMBDA_A100_SXM.match(inst))
+    pcie, sxm = _lambda_forms(inst)
+    if pcie and sxm:  # a name of both forms tells neither (h38b m5: 'gpu_1x_h100_pcie_sxm' was PCIe)
+        return True
+    return not (pcie or sxm or _LAMBDA_A100_PCIE.match(inst) or _LAMBDA_A100_SXM.match(inst))
+
+
+def _lambda_forms(instance: str) -> tuple[bool, bool]:
+    """Whether a Lambda instance type names the PCIe form and the SXM form, each as a word of its own between '_'
+    ('pcie', 'sxm', 'sxm4', 'sxm5'; h38b m5: 'nosxm' was read as SXM)."""
+    words = instance.strip().lower().split("_")
+    return "pcie" in words, any(re.fullmatch(r"sxm[0-9]*", w) for w in words)
 
 
 def lambda_count(instance: str) -> int | None:
@@ -161,4 +172,63 @@ def lambda_count(instance: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-__all__ = ["GCP_MACHINE_GPUS", "GPU_ALIASES", "RUNPOD_NAME_OVERRIDES", "catalog_gpu_id", "form_factor_unknown", "lambda_count", "runpod_name"]
+# Azure GPU sizes name the GPU they carry (Standard_NC24ads_A100_v4, Standard_NC40ads_H100_v5,
+# Standard_ND96isr_H200_v5); ND A100 v4 (Standard_ND96asr_v4) names none but carries A100s (see _AZURE_SXM)
+_AZURE_FAMILY_GPU = re.compile(r"^Standard_N[CD]C?\d+[a-z]*_(A100|H100|H200)_v\d+$", re.IGNORECASE)
+_AZURE_ND_A100 = re.compile(r"^Standard_ND\d+asr_v4$", re.IGNORECASE)
+#: Lambda's memory sizes by SkyPilot's name where the name carries none ('A100' is the 40 GB card).
+_NAMED_MEMORY = {"a100": 40}
+#: SkyPilot's RunPod instance types: ``<count>x_<AcceleratorName>_<SECURE|COMMUNITY>`` (fetch_runpod.py writes
+#: ``f'{count}x_{gpu_name}_{SECURE|COMMUNITY}'``; catalogs/v8/runpod/vms.csv: '2x_A100-80GB_SECURE', count 2.0).
+_RUNPOD_TYPE = re.compile(r"^(\d+)x_(.+)_(SECURE|COMMUNITY)$", re.IGNORECASE)
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU{'s' if count != 1 else ''}"
+
+
+def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: int) -> str | None:
+    """Why the GPU or count an instance type's name carries contradicts the row's ``accelerator`` x ``count`` (None:
+    it agrees, or the name carries none), so the row is left out rather than written with either:
+
+    - Lambda: ``gpu_8x_`` names the count (h37b m2), a second ``Nx_`` another (h38b m5), ``_40gb``/``_80gb`` the
+      memory (h38b N2: 'gpu_1x_a100_40gb_sxm4' named 'A100-80GB' was written as the 80 GB card; 'A100' is the 40 GB
+      card, 'A100-80GB' the 80 GB one, SkyPilot's names).
+    - RunPod: ``8x_A100-80GB_SECURE`` names the count and AcceleratorName (:data:`_RUNPOD_TYPE`; h38b N7).
+    - Azure: an NC/NCC/ND size names its GPU family (``_A100_``, ``_H100_``, ``_H200_``; ND96asr_v4 the A100); an
+      AcceleratorName of another GPU is not read as that GPU's SXM board (h38b N3).
+    """
+    inst, name = instance.strip(), accelerator.strip()
+    low, acc = inst.lower(), name.lower()
+    if provider == "lambda":
+        counts = re.findall(r"(?:^|_)(\d+)x(?=_|$)", low)
+        if len(counts) > 1:
+            return (f"the instance type {_quoted(instance)} names {len(counts)} GPU counts ({', '.join(counts)}x), so how "
+                    "many GPUs it has cannot be told")
+        named = lambda_count(inst)
+        if named is not None and named != count:
+            return f"the instance type {_quoted(instance)} names {_gpus(named)}, but AcceleratorCount gives {_quoted(name)} x{count}"
+        mem = re.findall(r"(?:^|_)(\d+)gb(?=_|$)", low)
+        has = re.search(r"-(\d+)gb$", acc)
+        own = int(has.group(1)) if has else _NAMED_MEMORY.get(acc)
+        if mem and own is not None and any(int(m) != own for m in mem):
+            return (f"the instance type {_quoted(instance)} names {mem[0]} GB, but AcceleratorName gives {_quoted(name)}, "
+                    f"the {own} GB card")
+    elif provider == "runpod":
+        m = _RUNPOD_TYPE.match(inst)
+        if m and int(m.group(1)) != count:
+            return (f"the instance type {_quoted(instance)} names {_gpus(int(m.group(1)))}, but AcceleratorCount gives "
+                    f"{_quoted(name)} x{count}")
+        if m and m.group(2).lower() != acc:
+            return f"the instance type {_quoted(instance)} names {_quoted(m.group(2))}, but AcceleratorName gives {_quoted(name)}"
+    elif provider == "azure":
+        m = _AZURE_FAMILY_GPU.match(inst)
+        family = m.group(1).upper() if m else ("A100" if _AZURE_ND_A100.match(inst) else None)
+        if family is not None and not acc.startswith(family.lower()):
+            return (f"the instance type {_quoted(instance)} carries {family} GPUs, but AcceleratorName gives {_quoted(name)}: "
+                    "the row names two GPUs")
+    return None
+
+
+__all__ = ["GCP_MACHINE_GPUS", "GPU_ALIASES", "RUNPOD_NAME_OVERRIDES", "catalog_gpu_id", "form_factor_unknown",
+           "instance_gpu_problem", "lambda_count", "runpod_name"]

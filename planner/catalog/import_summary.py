@@ -6,7 +6,7 @@ the file's regions (:func:`region_note`)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 #: A reason that names the CSV line it was found on: 'line 12, column Price: ...' or 'line 12: ...'.
 _LINE_REASON = re.compile(r"line ([0-9]+)(?:, |: )(.*)", re.S)
@@ -16,8 +16,11 @@ _LINE_REASON = re.compile(r"line ([0-9]+)(?:, |: )(.*)", re.S)
 #: the count of characters a long one is given ("'11e999' (6 characters)"), or a number with its sign and exponent
 #: and not inside a name ('-8.0', '1e+20'; not the 1 of us-east-1) ('$0.5' and '$1.5' are one kind of "column
 #: Price: ... is not a number"; 1.5 and 2.5 one "a fraction"). Each is shown whole, as the row gives it (h31b M2:
-#: '-8.0' was shown as '8.0', and a count of characters as a stray ', 6').
-_VALUE = re.compile(r"(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")(?: \([0-9,]+ characters\))?"
+#: '-8.0' was shown as '8.0', and a count of characters as a stray ', 6'). An apostrophe after a letter ("GpuInfo's",
+#: "GPUs'") opens no quoted value, and a complex number as repr writes it ('(1+0j)') is one value (h38b m4: the
+#: values shown were fragments of the sentence, "'s Count (1+0j) for '").
+_VALUE = re.compile(r"(?<![A-Za-z])(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")(?: \([0-9,]+ characters\))?"
+                    r"|\(-?[0-9.eE+-]+[-+][0-9.eE]*j\)"
                     r"|(?<![\w.-])-?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?")
 
 
@@ -93,21 +96,24 @@ def noted_lines(counted: Sequence[tuple[Sequence[str], str]], *, shown: int = 5)
     return out
 
 
-def region_note(given: str, cased: str, zones: Mapping[str, str]) -> str | None:
+def region_note(given: str, cased: str, zones: Mapping[str, str] | Iterable[tuple[str, str]]) -> str | None:
     """Why ``--region`` (``given``; ``cased``, as the rows are written) names no region of a file whose rows give
     ``zones`` (zone, or '' for a file without zones -> its region, each as written to the overlay), with what to
     give instead; None when it is one of them (h19b M4). Told for an availability zone ('us-east-1a', of region
     us-east-1), a list ('us-east-1,us-west-2': --region takes one region), and otherwise with the file's regions
     closest to it (planner.core.errors.close_matches) or, where none is close, the first few of them. A long
-    ``given`` is clipped (planner.core.names.clip_text: its first 80 characters and its length)."""
+    ``given`` is clipped (planner.core.names.clip_text: its first 80 characters and its length). ``zones`` may be
+    (zone, region) pairs, one a row, so that two rows of one zone in two regions both count (h38b m1: a dict kept
+    only the last, 'KЅ', and said the file's 'KR' was none of its regions)."""
     from planner.core.errors import close_matches
     from planner.core.names import clip_text
 
-    regions = sorted(set(zones.values()))
+    pairs = list(zones.items()) if isinstance(zones, Mapping) else list(zones)
+    regions = sorted({r for _, r in pairs})
     if not regions or cased in regions:
         return None
     said = f"--region {clip_text(given)!r} is no region of the file"  # 5,000 characters echoed as 80 (h20b M6)
-    zone = next((r for z, r in zones.items() if z and z.lower() == cased.lower()), None)
+    zone = next((r for z, r in pairs if z and z.lower() == cased.lower()), None)
     if zone is not None:
         return (f"{said}: it is an availability zone of region {zone}, and --region takes a region; give "
                 f"--region {zone}.")

@@ -97,7 +97,8 @@ from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, is_whole, read_rows)
 from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, OverlayGpuNames, _check_duplicates,
-                                          _first_foreign, _num, _row_gpu, _Zone, _zones, gpu_id, instance_key, spot_below)
+                                          _first_foreign, _num, _row_gpu, _Zone, _zones, gpu_id, instance_key, region_problem,
+                                          spot_below, zone_region)
 from planner.catalog.skypilot_result import Imported, ImportResult
 from planner.core.names import unsafe_problem
 
@@ -433,8 +434,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                                   if line not in left]
     _keep_region_lines(provider, rows, result)
     if region is not None:
-        held = {(r.get("AvailabilityZone") or "").strip(): region_case(provider, r["Region"].strip()) for r in rows}
-        result.region_note = region_note(region.strip(), region_case(provider, region.strip()), held)
+        result.region_note = _region_option_note(provider, region, rows)
     _check_ids(path, result.rows, lines, spelled)
     return result
 
@@ -449,6 +449,27 @@ def _row_refused(row: Imported, shown: str, check_rows: bool, cells: Mapping[str
         return why
     written = replace(row, instance=shown)
     return _imported_problem(written, cells) or (_loader_problem(written) if check_rows else None) or why
+
+
+def _region_option_note(provider: str, region: str, rows: Sequence[Mapping[str, str]]) -> str | None:
+    """Why ``--region`` names no region of the file, with what to give (import_summary.region_note), or None. A
+    ``--region`` that is a zone's name of any form (skypilot_rows.zone_region: a Local Zone, a zone id, a RunPod
+    data centre) is answered with the region it belongs to (h38b N6: 'us-east-1-bos-1a' was written as a region).
+    The file's regions are those the import could write: a Region that is not ASCII (a lookalike), holds a
+    control character or is a zone's name is never one, so never offered nor taken for the one asked (h38b m1: a
+    lookalike 'KЅ' beside 'KR' in one zone hid KR, and 'uKwest' with U+212A was suggested)."""
+    from planner.core.names import clip_text
+
+    given = region.strip()
+    of = zone_region(provider, given)
+    if of is not None:
+        what = f"an availability zone of region {of}" if of else "an availability zone's id"
+        give = f"give --region {of}" if of else "give the region it is a zone of"
+        return (f"--region {clip_text(given)!r} is no region of the file: it is {what}, and --region takes a region; "
+                f"{give}.")
+    held = [((r.get("AvailabilityZone") or "").strip(), region_case(provider, r["Region"].strip())) for r in rows
+            if r["Region"].strip().isascii() and region_problem(provider, r["Region"].strip()) is None]
+    return region_note(given, region_case(provider, given), held)
 
 
 def _check_ids(path: Path, rows: Sequence[Imported], lines: Mapping[str, str], spelled: Mapping[str, str]) -> None:

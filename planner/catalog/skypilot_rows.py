@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.catalog.aliases import (GCP_MACHINE_GPUS, aliases_by_lower, catalog_gpu_id, form_factor_unknown,
-                                     lambda_count)
+                                     instance_gpu_problem)
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted, is_whole
 from planner.catalog.skypilot_result import ImportResult
@@ -28,7 +28,14 @@ def instance_key(provider: str, instance: str) -> str:
     """``instance`` as the overlay writes it: in lower case for a cloud of :data:`LOWER_CASE_INSTANCES` (h18b #9:
     'G5.2XLARGE' was written as is), as written otherwise. The rows of one instance type are grouped by it; a
     message about an instance type left out quotes it as the file writes it (h19b M5)."""
-    return instance.lower() if provider in LOWER_CASE_INSTANCES else instance
+    return fold(instance) if provider in LOWER_CASE_INSTANCES else instance
+
+
+def fold(text: str) -> str:
+    """``text`` in lower case where it is ASCII as written, else as written: a text holding another character is
+    never folded into an ASCII one (h38b N1: U+212A KELVIN SIGN lower-cases to 'k', so a zone 'us-east-1\u212a' was
+    one with 'us-east-1k', and a GPU or zone compared case-blind matched its lookalike)."""
+    return text.lower() if text.isascii() else text
 
 
 #: The columns that name a row's place: an instance type in a region and zone. A row without an instance type
@@ -48,8 +55,8 @@ def _as_read(provider: str, r: Mapping[str, str]) -> dict[str, object]:
     out: dict[str, object] = {k: v for k, v in r.items() if k != "_line"}
     got = {c: (r.get(c) or "").strip() for c in (*_KEY_COLUMNS, "AcceleratorName")}
     out.update({"InstanceType": instance_key(provider, got["InstanceType"]),
-                "AcceleratorName": got["AcceleratorName"].lower(),
-                "Region": region_case(provider, got["Region"]), "AvailabilityZone": got["AvailabilityZone"].lower()})
+                "AcceleratorName": fold(got["AcceleratorName"]),  # ASCII only folded (h38b N1)
+                "Region": region_case(provider, got["Region"]), "AvailabilityZone": fold(got["AvailabilityZone"])})
     for col in NUMERIC_COLUMNS:
         raw = (r.get(col) or "").strip()
         if raw:
@@ -139,6 +146,15 @@ def _below_floor(price: float | None, text: str, cell: str) -> bool:
     if exact is not None and price is not None:
         return 0 < exact < Decimal(str(MIN_USD_PER_HOUR))
     return price is not None and price < MIN_USD_PER_HOUR and (price > 0 or bool(_NONZERO.match(cell.strip())))
+
+
+def _count_said(said: str) -> str:
+    """A count as written, for a message: '2' and '1.0' as 2 and 1 (h38b m7: 'L4' x1.0), '1.5' as 1.5, a text
+    that reads as no number quoted ('x')."""
+    x = _num(said)
+    if x is None:
+        return _quoted(said)
+    return str(int(x)) if x.is_integer() else f"{x:g}"  # inf: not is_integer
 
 
 def _num(value: str | None) -> float | None:
@@ -262,11 +278,12 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             acc, count = GCP_MACHINE_GPUS[inst]
             named = (r.get("AcceleratorName") or "").strip()
             said = (r.get("AcceleratorCount") or "").strip()
-            if (named and named.lower() != acc.lower()) or (said and _num(said) != count):
+            if (named and fold(named) != acc.lower()) or (said and _num(said) != count):
                 # the row names other GPUs than its machine type carries: not read over (h35b N1)
-                # the count as a number where it reads as one ('A100' x2, h36b m10), else quoted as text
+                # the count as a number where it reads as one ('A100' x2, h36b m10; '1.0' as x1, h38b m7), else
+                # quoted as text
                 leave(inst, shown, r["_line"], f"line {r['_line']}: the row names {_quoted(named or acc)} x"
-                                               f"{(said if _num(said) is not None else _quoted(said)) if said else count}"
+                                               f"{_count_said(said) if said else count}"
                                                f", but machine type {raw} carries "
                                                f"{_quoted(acc)} x{count}")
                 continue
@@ -302,7 +319,7 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
         parts = spot_parts = ""
         if provider == "gcp":
             # case-blind, as the rows are compared (h34b N3: 'a100', 'US-CENTRAL1' found no GPU row)
-            g_row = gpu_rows.get((acc.lower(), count, r["Region"].strip().lower(), zone.lower()))
+            g_row = gpu_rows.get((acc.lower(), count, fold(r["Region"].strip()), fold(zone)))
             if g_row is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3), else
                 unpriced.setdefault(inst, (r["_line"], f"{_quoted(acc)} x{count}", zone or r["Region"]))  # counted
                 result.no_gpu_row_lines.append(str(r["_line"]))
@@ -371,12 +388,11 @@ def _row_problem(provider: str, r: Mapping[str, str], raw: str, acc: str, count:
     """Why a row of a known GPU prices nothing, None where it may: its Region is never a region's
     (:func:`_region_problem`; h37b m3/m5: said of every row that writes it), its GpuInfo contradicts it
     (:func:`_gpu_info_problem`; h36b N7), its zone is not of its Region (:func:`_zone_problem`; h36b N2), or a
-    Lambda instance type names another count than AcceleratorCount (h37b m2: ``gpu_8x_a100`` with 1)."""
-    named = lambda_count(raw) if provider == "lambda" else None
+    instance type's name carries another GPU or count than the row (planner.catalog.aliases.instance_gpu_problem:
+    Lambda's ``gpu_8x_a100`` with 1, h37b m2; its memory, RunPod's ``8x_A100-80GB_SECURE``, Azure's family: h38b)."""
     return _region_problem(provider, r) or _gpu_info_problem(
-        provider, acc, count, r.get("GpuInfo") or "", gid, gpu_memory, raw) or _zone_problem(provider, r) or (
-        f"the instance type {_quoted(raw)} names {named} GPUs, but AcceleratorCount gives {_quoted(acc)} x{count}"
-        if named is not None and named != count else None)
+        provider, acc, count, r.get("GpuInfo") or "", gid, gpu_memory, raw) or _zone_problem(provider, r) or \
+        instance_gpu_problem(provider, raw, acc, count)
 
 
 def _same_hardware(path: Path, provider: str, inst: str, r: Mapping[str, str], hardware: tuple[str, int, int, float],
@@ -495,7 +511,7 @@ def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
     if provider not in ("aws", "gcp", "runpod") or "AvailabilityZone" not in r:
         return None
     written = (r.get("AvailabilityZone") or "").strip()
-    zone, region = written.lower(), (r.get("Region") or "").strip().lower()
+    zone, region = written.lower(), fold((r.get("Region") or "").strip())
     pattern = {"aws": r"[a-z]+(-[a-z]+)+-\d+", "gcp": r"[a-z]+-[a-z]+\d+", "runpod": r"[a-z]{2}"}[provider]
     if not re.fullmatch(pattern, region):
         # a region that is no region name (a lookalike, 'us--east-1', a zone's name): said as that, later
@@ -505,7 +521,7 @@ def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
             return None
         return (f"no AvailabilityZone (empty): SkyPilot's {'AWS' if provider == 'aws' else 'RunPod'} fetcher "
                 "writes a zone on every row, and the zone places the row's spot price")
-    if not zone.isascii():
+    if not written.isascii():  # judged as written: U+212A KELVIN SIGN lower-cases to 'k' (h38b N1)
         ok = False
     elif provider == "gcp":
         ok = zone.startswith(region + "-") and bool(re.fullmatch(r"-[a-z]", zone[len(region):]))
@@ -524,41 +540,63 @@ def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
 
 
 #: The AWS instance types whose AcceleratorName or count SkyPilot's fetcher writes otherwise than their GpuInfo
-#: (fetch_aws.py @005261080a6b ``get_additional_columns``: p3dn V100-32GB, p4de A100-80GB x8, p5en H200 x8 named
-#: 'NVIDIA' by the API, p5.4xlarge x1; g6f/gr6f fractions): their GpuInfo is not held to the row's name or count.
-_AWS_NAME_OVERRIDES = frozenset({"p3dn.24xlarge", "p4de.24xlarge", "p5en.48xlarge"})
-_AWS_COUNT_OVERRIDES = ("p4de.24xlarge", "p5en.48xlarge", "p5.4xlarge", "g6f", "gr6f")
+#: (fetch_aws.py @005261080a6b ``get_additional_columns``): p3dn.24xlarge 'V100' -> 'V100-32GB', p4de.24xlarge
+#: 'A100' -> 'A100-80GB' (count 8), p5en.48xlarge 'NVIDIA' (the API's name) -> 'H200' (count 8). Each is exempt only
+#: from that rename (h38b N5: a GpuInfo naming H100 or another count passed): the GpuInfo names the row's GPU or the
+#: one name the fetcher renames, and its counts add up to AcceleratorCount as any row's.
+_AWS_NAME_OVERRIDES = {"p3dn.24xlarge": "V100", "p4de.24xlarge": "A100", "p5en.48xlarge": "NVIDIA"}
+#: The fetcher writes p5.4xlarge's count as 1 and g6f/gr6f's as a fraction from the GPU memory, whatever the
+#: API's Count: their count is not held to the GpuInfo's (nor the total memory, "unreliable here" for g6f).
+_AWS_COUNT_OVERRIDES = ("p5.4xlarge", "g6f", "gr6f")
 
 
 def _info_number(value: object, whole: bool) -> bool:
     """Whether a GpuInfo figure is a real number (not a bool, text or None), finite and not negative; ``whole``:
-    an int as well."""
+    a whole number as well (an int, or a float such as 1.0 with no fraction: h38b m3, 1.0 was "not whole")."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     if whole:
-        return isinstance(value, int) and value >= 0
+        return value >= 0 and (isinstance(value, int) or (value == value and value != float("inf")
+                                                          and float(value).is_integer()))
     return value == value and value not in (float("inf"),) and value > 0
 
 
 def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | str:
     """A GpuInfo's GPUs as (Name, Count, SizeInMiB) and its TotalGpuMemoryInMiB, or why it cannot be read: not the
-    dict SkyPilot writes, or a GPU dict with two keys differing only in case ('Name' and 'name': two GPUs)."""
+    dict SkyPilot writes, or a dict (the GpuInfo itself, a GPU's, its MemoryInfo: h38b m2) with two keys differing
+    only in case ('Name' and 'name', 'Gpus' and 'gpus': two GPUs), or a GPU without a MemoryInfo's SizeInMiB, or a
+    TotalGpuMemoryInMiB of None (the EC2 API writes both: h38b m2)."""
     import ast
+
+    def twins(d: object) -> str | None:
+        if not isinstance(d, dict):
+            return None
+        lower = [str(k).lower() for k in d]
+        if len(set(lower)) == len(lower):
+            return None
+        return "names a key twice in different case (" + ", ".join(
+            _quoted(str(k)) for k in d if lower.count(str(k).lower()) > 1) + "): the row names two GPUs"
 
     try:
         data = ast.literal_eval(info.strip())
+        twin = twins(data)
+        if twin is not None:
+            return twin
+        if "TotalGpuMemoryInMiB" in data and data["TotalGpuMemoryInMiB"] is None:
+            return "gives TotalGpuMemoryInMiB None, not a positive number: unreadable"
         gpus = data["Gpus"]
         if not isinstance(gpus, list) or not gpus:
             raise ValueError
         out = []
         for board in gpus:
-            lower = [str(k).lower() for k in board]
-            if len(set(lower)) != len(lower):
-                return "names a key twice in different case (" + ", ".join(
-                    _quoted(str(k)) for k in board if lower.count(str(k).lower()) > 1) + "): the row names two GPUs"
             memory = board.get("MemoryInfo")
-            if isinstance(memory, dict) and "SizeInMiB" in memory and memory["SizeInMiB"] is None:
-                return f"gives SizeInMiB None for {_quoted(str(board['Name']))}, not a positive number: unreadable"
+            twin = twins(board) or twins(memory)
+            if twin is not None:
+                return twin
+            if not isinstance(memory, dict) or memory.get("SizeInMiB") is None:
+                said = "SizeInMiB None" if isinstance(memory, dict) and "SizeInMiB" in memory else \
+                    "no MemoryInfo SizeInMiB"
+                return f"gives {said} for {_quoted(str(board['Name']))}, not a positive number: unreadable"
             out.append((board["Name"], board.get("Count"), memory.get("SizeInMiB") if isinstance(memory, dict)
                         else None))
         return out, data.get("TotalGpuMemoryInMiB")
@@ -577,16 +615,62 @@ def region_problem(provider: str, region: str) -> str | None:
     if ctrl is not None:  # a C1 control (U+009B) is not ASCII: said as such by planner.catalog.skypilot
         return (f"the region {_quoted(region)} holds {char_name(ctrl)}, a control character, which no region name "
                 "holds (the clouds write them in letters, digits and '-', e.g. us-east-1)")
-    low = region.lower()
-    of = None
-    if provider == "aws" and re.fullmatch(r"[a-z]+(?:-[a-z]+)+-[0-9]+[a-z]", low):
-        of = low[:-1]
-    elif provider == "gcp" and re.fullmatch(r"[a-z]+-[a-z]+[0-9]+-[a-z]", low):
-        of = low[:-2]  # us-central1-b: a zone of us-central1, not 'us-central1-' (h37b m5)
+    of = zone_region(provider, region)
     if of is None:
         return None
-    return (f"the region {_quoted(region)} is an availability zone's name (a zone of {of}), not a region's: are "
+    return (f"the region {_quoted(region)} is an availability zone's name ("
+            + (f"a zone of {of}" if of else "a zone id") + "), not a region's: are "
             "the Region and AvailabilityZone columns swapped?")
+
+
+#: The zone-id abbreviations of :data:`_AWS_ZONE_ID_WORDS` read back, two letters first ('se' is southeast).
+_AWS_ZONE_ID_BACK = sorted(((v, k) for k, v in _AWS_ZONE_ID_WORDS.items()), key=lambda kv: -len(kv[0]))
+
+
+def _aws_id_region(prefix: str) -> str:
+    """The AWS region whose zone ids start ``prefix`` ('use1' -> 'us-east-1', 'apse1' -> 'ap-southeast-1'), read
+    back by :data:`_AWS_ZONE_ID_WORDS`; '' where it cannot be read back."""
+    m = re.fullmatch(r"([a-z]{2})([a-z]+)([0-9]+)", prefix)
+    if not m:
+        return ""
+    words, rest = [], m.group(2)
+    while rest:
+        hit = next(((a, w) for a, w in _AWS_ZONE_ID_BACK if rest.startswith(a)), None)
+        if hit is None:
+            return ""
+        words.append(hit[1])
+        rest = rest[len(hit[0]):]
+    return "-".join([m.group(1), *words, m.group(3)])
+
+
+def zone_region(provider: str, text: str) -> str | None:
+    """The region of which ``text`` (a Region column's value or a ``--region``, as written) is an availability
+    zone's name, '' for a zone whose region cannot be read back, None where it is no zone's name (h38b N6: only
+    'us-east-1a' was told; a Local Zone, Wavelength zone, zone id or RunPod data centre passed as a region):
+
+    - AWS: ``us-east-1a``, a Local Zone ``us-east-1-bos-1a``, a Wavelength zone ``us-east-1-wl1-bos-wlz-1``
+      (-> us-east-1), a zone id ``use1-az4``, ``use1-bos1-az1``, ``use1-wl1-bos-wlz1`` (-> the region its prefix
+      reads back to, :func:`aws_zone_id_prefix`); GCP: ``us-central1-b``; RunPod: a data centre ``US-GA-1`` (-> US,
+      ``EU-RO-1`` -> RO; :func:`_runpod_zone_ok`). Judged in ASCII only: a text holding another character is no
+      zone's name here (it is said as not ASCII)."""
+    if not text.isascii():
+        return None
+    low = text.strip().lower()
+    if provider == "aws":
+        region = r"([a-z]+(?:-[a-z]+)+-[0-9]+)"
+        m = re.fullmatch(region + r"(?:[a-z]|-[a-z]+-[0-9]+[a-z]|-wl[0-9]+-[a-z]+-wlz-[0-9]+)", low)
+        if m:
+            return m.group(1)
+        m = re.fullmatch(r"([a-z]+[0-9]+)(?:-(?:[a-z]+[0-9]+-)?az[0-9]+|-wl[0-9]+-[a-z]+-wlz[0-9]+)", low)
+        return None if m is None else _aws_id_region(m.group(1))
+    if provider == "gcp":
+        m = re.fullmatch(r"([a-z]+-[a-z]+[0-9]+)-[a-z]", low)
+        return m.group(1) if m else None  # us-central1-b: a zone of us-central1, not 'us-central1-' (h37b m5)
+    if provider == "runpod":
+        m = re.fullmatch(r"([a-z]+)-([a-z]+)-[0-9]+", low)
+        if m:
+            return (m.group(2) if m.group(1) in _RUNPOD_CONTINENTS else m.group(1)).upper()
+    return None
 
 
 def _region_problem(provider: str, r: Mapping[str, str]) -> str | None:
@@ -621,14 +705,20 @@ def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
         return None  # not the EC2 API's dict (a bare name, as hand-made files write it): not SkyPilot's v8, not read
     read = _info_gpus(info)
     if isinstance(read, str):
-        return f"its GpuInfo {_quoted(info.strip())} {read}"
+        # a GpuInfo holding ' is quoted with " (cut after 40 characters, as _quoted does), so the summary's grouping
+        # (planner.catalog.import_summary) reads it as one value, not as fragments (h38b m4: "': [{'")
+        text = info.strip()
+        shown = _quoted(text) if "'" not in text or '"' in text else \
+            '"' + (text if len(text) <= 40 else text[:40] + "...") + '"'
+        return f"its GpuInfo {shown} {read}"
     gpus, total = read
     own = (lambda n: runpod_name(n)) if provider == "runpod" else (lambda n: n.strip())
     summed, sizes = 0, []
     for name, said, size in gpus:
         if not isinstance(name, str):
             return f"its GpuInfo names {name!r}, not a GPU's name: unreadable"
-        if own(name).lower() != acc.lower() and not (provider == "aws" and inst in _AWS_NAME_OVERRIDES):
+        renamed = provider == "aws" and name.strip().lower() == _AWS_NAME_OVERRIDES.get(inst, "").lower()
+        if own(name).lower() != acc.lower() and not renamed:
             shown = f", which SkyPilot writes as {_quoted(own(name))}," if own(name) != name else ""
             return (f"its GpuInfo names {_quoted(name)}{shown} but AcceleratorName is {_quoted(acc)}: the row names "
                     "two GPUs")
@@ -636,7 +726,7 @@ def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
             return f"its GpuInfo's Count {said!r} for {_quoted(name)} is not a whole number of GPUs: unreadable"
         if size is not None and not _info_number(size, whole=False):
             return f"its GpuInfo's SizeInMiB {size!r} for {_quoted(name)} is not a positive number: unreadable"
-        summed += said  # type: ignore[operator]
+        summed += int(said)  # type: ignore[arg-type]
         sizes.append((said, size))
     if summed != count and not (provider == "aws" and inst.startswith(_AWS_COUNT_OVERRIDES)):
         return f"its GpuInfo gives {_quoted(acc)} x{summed}, but AcceleratorCount is {count}"
@@ -681,8 +771,8 @@ def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult
         if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
             count = int(_num(r["AcceleratorCount"]) or 0)
             spot = _spot(r, result)
-            key = (r["AcceleratorName"].strip().lower(), count, r["Region"].strip().lower(),
-                   (r.get("AvailabilityZone") or "").strip().lower())  # case-blind (h34b N3)
+            key = (fold(r["AcceleratorName"].strip()), count, fold(r["Region"].strip()),
+                   fold((r.get("AvailabilityZone") or "").strip()))  # case-blind (h34b N3), ASCII only (h38b N1)
             gpu_rows[key] = (_num(r["Price"]), spot,
                              (r["Price"].strip(), r["SpotPrice"].strip() if spot is not None else ""), str(r["_line"]))
     return gpu_rows

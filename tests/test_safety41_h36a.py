@@ -548,3 +548,44 @@ def test_a_file_put_at_cloud_yaml_in_the_check_copy_is_said_as_such(tmp_path: Pa
     said = " ".join(said.split())
     assert "that this run did not put there (another program wrote it during the run)" in said, said
     assert "Free space" not in said
+
+
+def test_a_hard_link_to_a_startup_file_as_standard_output_is_refused(tmp_path: Path) -> None:
+    # h39a N1: the path check alone let a hard link elsewhere write into the start-up module
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    site_dir = tmp_path / "pp"
+    site_dir.mkdir()
+    (site_dir / "sitecustomize.py").write_text("\n")
+    link = tmp_path / "notes.txt"
+    os.link(site_dir / "sitecustomize.py", link)
+    with open(link, "a") as fh:
+        r = subprocess.run([sys.executable, "-m", "planner", "--version"], stdout=fh, stderr=subprocess.PIPE,
+                           text=True, env={**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{site_dir}"})
+    assert r.returncode == 2, r.stderr
+    assert (site_dir / "sitecustomize.py").read_text() == "\n"
+    # a plain file with another link (no start-up file) is written as asked
+    plain, other = tmp_path / "plain.txt", tmp_path / "other.txt"
+    plain.write_text("")
+    os.link(plain, other)
+    with open(plain, "a") as fh:
+        r = subprocess.run([sys.executable, "-m", "planner", "--version"], stdout=fh, stderr=subprocess.PIPE,
+                           text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(root)})
+    assert r.returncode == 0, r.stderr
+    assert "version" in plain.read_text()
+
+
+@pytest.mark.parametrize("name", ["sitecustomize.py", "usercustomize.py", "x.pth"])
+def test_calibrate_out_never_names_a_startup_file(tmp_path: Path, name: str) -> None:
+    # h39a N2: such an --out passed every check (a sitecustomize.py on PYTHONPATH would run at every Python start)
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    r = CliRunner().invoke(main, ["calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16",
+                                  "--micro-batch", "2", "--seq-len", "512", "--out", str(tmp_path / name)])
+    assert r.exit_code == 2
+    assert f"{name!r} is a name Python runs at every start when its folder is on the module search path" in \
+        " ".join(r.output.split()), r.output

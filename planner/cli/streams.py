@@ -303,7 +303,8 @@ def _installation_streams() -> Iterator[Path]:
     cfg = os.path.realpath(os.path.join(sys.prefix, "pyvenv.cfg"))
     for fd, _name in _STREAMS:
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 continue
             where = os.path.realpath(os.readlink(f"/proc/self/fd/{fd}").removesuffix(" (deleted)"))
         except (OSError, ValueError):
@@ -311,6 +312,11 @@ def _installation_streams() -> Iterator[Path]:
         if where == cfg or any(where.startswith(r.rstrip("/") + "/") for r in roots):
             yield Path(where)
             continue
+        if st.st_nlink > 1:  # a hard link elsewhere to such a file (h39a N1): found by device and inode
+            other = _linked_in(roots, cfg, (st.st_dev, st.st_ino)) or _linked_startup(search, (st.st_dev, st.st_ino))
+            if other is not None:
+                yield Path(where)
+                continue
         for folder in search:
             if where.startswith(folder.rstrip("/") + "/"):
                 first = where[len(folder.rstrip("/")) + 1:].split("/")[0]
@@ -355,6 +361,62 @@ def _startup_files() -> Iterator[Path]:
             yield Path(os.path.normpath(dist.locate_file(f)))  # 'site-packages/../../../bin/planner' shown plain (h38a 7)
         except (OSError, ValueError, TypeError):
             continue
+
+
+def _linked_in(roots: list[str], cfg: str, ident: tuple[int, int]) -> str | None:
+    """The path of a file of device and inode ``ident`` under one of ``roots`` (walked only on that device: a hard
+    link cannot cross file systems), or ``cfg``; None when there is none. Walked only for a stream with more than one
+    link, so a plain redirection costs nothing."""
+    try:
+        st = os.stat(cfg)
+        if (st.st_dev, st.st_ino) == ident:
+            return cfg
+    except OSError:
+        pass
+    for root in roots:
+        try:
+            if os.stat(root).st_dev != ident[0]:
+                continue
+        except OSError:
+            continue
+        for folder, _dirs, names in os.walk(root):
+            for n in names:
+                try:
+                    other = os.lstat(os.path.join(folder, n))
+                except OSError:
+                    continue
+                if (other.st_dev, other.st_ino) == ident:
+                    return os.path.join(folder, n)
+    return None
+
+
+def _linked_startup(search: list[str], ident: tuple[int, int]) -> str | None:
+    """The path of a start-up file (a .pth, or a sitecustomize/usercustomize module or package's file) directly in a
+    folder of ``search`` (sys.path) that is the file of device and inode ``ident``; None when there is none. Only
+    those names: the current folder on sys.path (``python -m``) holds the stream's own file."""
+    for folder in search:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for e in entries:
+            stem = e.name.split(".")[0]
+            if not (e.name.endswith(".pth") or stem in ("sitecustomize", "usercustomize")):
+                continue
+            paths = [e.path]
+            if e.is_dir(follow_symlinks=False):
+                try:
+                    paths = [os.path.join(e.path, n) for n in os.listdir(e.path)]
+                except OSError:
+                    continue
+            for path in paths:
+                try:
+                    other = os.stat(path)
+                except OSError:
+                    continue
+                if (other.st_dev, other.st_ino) == ident:
+                    return path
+    return None
 
 
 def _targets() -> dict[str, tuple[int, int]]:

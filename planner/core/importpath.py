@@ -112,6 +112,13 @@ def refuse_import_shadow(out_dir: Path | str, file_name: str | None = None) -> N
     Raises:
         DestinationError: one line naming the folder (or the file), why, and a folder to give instead.
     """
+    if file_name and (file_name.endswith(".pth") or file_name.split(".")[0] in ("sitecustomize", "usercustomize")):
+        # a name Python runs at every start where its folder is on the module search path (PYTHONPATH's, the
+        # standard library's): never a calibration file's (h39a N2)
+        raise DestinationError(f"{Path(out_dir) / file_name}: {file_name!r} is a name Python runs at every start when "
+                               "its folder is on the module search path (site: .pth files, sitecustomize, "
+                               "usercustomize). Give the file another name, e.g. --out "
+                               f"{Path(out_dir) / 'calibration.yaml'}.")
     out = _real(out_dir)
     if out is None:
         return  # said by the checks that follow, as what it is

@@ -591,7 +591,10 @@ def _install_hint() -> str:
                   or "extra == 'validate'" in r]
     except Exception:  # noqa: BLE001 - no metadata to read: the packages by name
         wanted = []
-    return "pip install " + " ".join(shell_word(w) for w in (wanted or ["torch", "transformers"]))
+    import sys
+
+    return (f"{shell_word(sys.executable)} -m pip install "  # this interpreter's pip (h39a m1)
+            + " ".join(shell_word(w) for w in (wanted or ["torch", "transformers"])))
 
 
 def _run_calibration_here(spec: dict[str, Any], *, steps: int) -> dict[str, Any]:

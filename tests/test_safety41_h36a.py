@@ -589,3 +589,23 @@ def test_calibrate_out_never_names_a_startup_file(tmp_path: Path, name: str) -> 
     assert r.exit_code == 2
     assert f"{name!r} is a name Python runs at every start when its folder is on the module search path" in \
         " ".join(r.output.split()), r.output
+
+
+@pytest.mark.parametrize("args, bad", [
+    (["catalog", "import-skypilot", "x.csv", "--out", "o", "--region", "\uff55\uff53-east-1;touch PWN"], ";touch"),
+    (["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--micro-batch", "1",
+      "--seq-len", "\uff15\uff11\uff12 $(touch PWN)"], "$(touch"),
+    (["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--micro-batch",
+      "\uff11;id"], ";id"),
+])
+def test_a_lookalike_value_hint_never_echoes_shell_syntax(tmp_path: Path, monkeypatch, args: list, bad: str) -> None:
+    # h39b 20: "Did you mean --region us-east-1;touch PWN?" ran the planted command when pasted
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2
+    hint_part = r.output.split("'", 2)[-1]  # past the quoted value the problem names
+    assert bad not in hint_part, r.output

@@ -498,7 +498,11 @@ def _foreign_region_option(region: str) -> str:
 
     odd = next(c for c in region if not c.isascii())
     fixed = "".join(c if c.isascii() else PROTOTYPES.get(c, c) for c in unicodedata.normalize("NFKC", region))
-    hint = f"Did you mean --region {fixed}?" if fixed.isascii() else "Type the region in ASCII, e.g. --region us-east-1."
+    import re
+
+    # only a plain region name is echoed into a hint to paste (h39b 20: 'ｕｓ-east-1;touch PWN' hinted the ';touch')
+    hint = f"Did you mean --region {fixed}?" if re.fullmatch(r"[A-Za-z0-9._-]+", fixed) else \
+        "Type the region in ASCII, e.g. --region us-east-1."
     return (f"{escape_unsafe(region)!r} holds {char_name(odd)}, not ASCII as the clouds' regions are, so no row "
             f"would match it (a lookalike of a region is never taken for it). {hint}")
 

@@ -609,3 +609,12 @@ def test_a_lookalike_value_hint_never_echoes_shell_syntax(tmp_path: Path, monkey
     assert r.exit_code == 2
     hint_part = r.output.split("'", 2)[-1]  # past the quoted value the problem names
     assert bad not in hint_part, r.output
+
+
+def test_an_overlay_gpu_name_is_matched_case_blind_only_in_ascii() -> None:
+    # h39b 18: an AcceleratorName holding KELVIN SIGN (lower-cases to 'k') was matched to an overlay GPU 'zk9'
+    from planner.catalog.skypilot_rows import OverlayGpuNames
+
+    names = OverlayGpuNames(ids={"zk9": "zk9"}, names={"ZK9": ("zk9",)}, lower={"zk9": ("zk9",)})
+    assert names.match("ZK9") == ("zk9",) and names.match("zK9") == ("zk9",)
+    assert names.match("Z\u212a9") == ()

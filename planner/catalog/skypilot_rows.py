@@ -200,7 +200,8 @@ class OverlayGpuNames:
         text = acc.strip()
         if text in self.ids:
             return (self.ids[text],)
-        return self.names.get(text) or self.lower.get(text.lower(), ())
+        # case-blind only for ASCII: 'Z\u212a9' (KELVIN SIGN) lower-cases to 'zk9' (h39b 18)
+        return self.names.get(text) or (self.lower.get(text.lower(), ()) if text.isascii() else ())
 
 
 def _row_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None,

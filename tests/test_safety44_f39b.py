@@ -124,3 +124,25 @@ def test_azure_sizes_with_their_own_board_are_kept(tmp_path: Path) -> None:
     assert {r.instance: r.gpu for r in import_file(path).rows} == {
         "Standard_ND96amsr_A100_v4": "a100-80gb-sxm", "Standard_ND96asr_v4": "a100-40gb-sxm",
         "Standard_ND96isr_H200_v5": "h200-sxm"}
+
+
+# -- m12: an Azure size of a fixed count holds it -------------------------------------------------------------------
+
+@pytest.mark.parametrize("size, acc, count, fixed", [
+    ("Standard_NC40ads_H100_v5", "H100", 8, "1 GPU"),  # the tester's repro: a one-GPU size
+    ("Standard_ND96isr_H100_v5", "H100", 4, "8 GPUs"),  # an eight-GPU size
+    ("Standard_NC48ads_A100_v4", "A100-80GB", 1, "2 GPUs"),
+])
+def test_an_azure_size_with_another_count_is_left_out(tmp_path: Path, size: str, acc: str, count: int,
+                                                      fixed: str) -> None:
+    path = _write(tmp_path, "azure", AZURE_HEADER, f"{size},{acc},{count},40,320,,6.98,2.1,eastus")
+    result = import_file(path)
+    assert result.rows == []  # was written with the row's count
+    assert f"carries {fixed}, but AcceleratorCount gives '{acc}' x{count}" in result.skipped[size]
+
+
+def test_an_azure_size_with_its_own_count_is_kept(tmp_path: Path) -> None:
+    path = _write(tmp_path, "azure", AZURE_HEADER, "Standard_NC80adis_H100_v5,H100,2,80,640,,13.96,,eastus",
+                  "Standard_NC64as_T4_v3,T4,4,64,440,,4.35,,eastus")
+    assert {r.instance: r.gpu_count for r in import_file(path).rows} == {
+        "Standard_NC80adis_H100_v5": 2, "Standard_NC64as_T4_v3": 4}

@@ -184,6 +184,17 @@ _AZURE_V100 = re.compile(r"^Standard_(NC\d+r?s_v3|ND\d+rs_v2)$", re.IGNORECASE)
 # NDm A100 v4 (Standard_ND96amsr_A100_v4) carries the A100 80GB, ND A100 v4 (Standard_ND96asr_v4) the 40GB (their
 # Azure size pages; see _AZURE_SXM): SkyPilot's 'A100' is the 40 GB card, 'A100-80GB' the 80 GB one
 _AZURE_A100_80 = re.compile(r"^Standard_ND\d+amsr_A100_v4$", re.IGNORECASE)
+#: GPUs per VM of the Azure GPU sizes whose count is fixed (h39b m12: NC40ads H100 v5 x8 was written), by lower
+#: case, from Azure's size pages (nc-a100-v4, ncads-h100-v5, nccadsh100v5, ndm-a100-v4, nd-a100-v4, nd-h100-v5,
+#: nd-h200-v5, nd-mi300x-v5, ncast4-v3, ncv3, ndv2 series). NVads A10 v5 sizes carry fractions of a GPU: not here.
+_AZURE_COUNTS = {
+    "standard_nc24ads_a100_v4": 1, "standard_nc48ads_a100_v4": 2, "standard_nc96ads_a100_v4": 4,
+    "standard_nc40ads_h100_v5": 1, "standard_nc80adis_h100_v5": 2, "standard_ncc40ads_h100_v5": 1,
+    "standard_nd96asr_v4": 8, "standard_nd96amsr_a100_v4": 8, "standard_nd96isr_h100_v5": 8,
+    "standard_nd96isr_h200_v5": 8, "standard_nd96isr_mi300x_v5": 8, "standard_nd40rs_v2": 8,
+    "standard_nc4as_t4_v3": 1, "standard_nc8as_t4_v3": 1, "standard_nc16as_t4_v3": 1, "standard_nc64as_t4_v3": 4,
+    "standard_nc6s_v3": 1, "standard_nc12s_v3": 2, "standard_nc24s_v3": 4, "standard_nc24rs_v3": 4,
+}
 #: The AcceleratorNames that name one board (form factor) of their GPU, by lower case (RunPod's spellings, and
 #: H100-MEGA, GCP's A3 Mega SXM).
 _NAMED_BOARD = {"a100-sxm": "SXM", "a100-80gb-sxm": "SXM", "h100-sxm": "SXM", "h100-mega": "SXM",
@@ -209,7 +220,8 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
     - RunPod: ``8x_A100-80GB_SECURE`` names the count and AcceleratorName (:data:`_RUNPOD_TYPE`; h38b N7).
     - Azure: an NC/NCC/ND/NV size names its GPU family (``_A100_``, ``_T4_``, ...; ND96asr_v4 the A100, NCv3 and
       NDv2 the V100); an AcceleratorName of another GPU is not read as that GPU (h38b N3, h39b N5), nor one of
-      another board or A100 memory than the size's (h39b N11, m6): :func:`_azure_problem`.
+      another board or A100 memory than the size's (h39b N11, m6): :func:`_azure_problem`; a size of a fixed count
+      (:data:`_AZURE_COUNTS`) with another AcceleratorCount (h39b m12).
     """
     inst, name = instance.strip(), accelerator.strip()
     low, acc = inst.lower(), name.lower()
@@ -235,6 +247,9 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
         if m and m.group(2).lower() != acc:
             return f"the instance type {_quoted(instance)} names {_quoted(m.group(2))}, but AcceleratorName gives {_quoted(name)}"
     elif provider == "azure":
+        fixed = _AZURE_COUNTS.get(low)
+        if fixed is not None and fixed != count and _azure_problem(instance, name) is None:
+            return f"the instance type {_quoted(instance)} carries {_gpus(fixed)}, but AcceleratorCount gives {_quoted(name)} x{count}"
         return _azure_problem(instance, name)
     return None
 

@@ -16,7 +16,10 @@ from planner.cli.main import main
 
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice\n"
 # a Lambda row in the v8 layout (the module docstring's column order); the price as tests/test_import_skypilot.py
-ROW = "gpu_1x_h100_pcie,H100,1.0,26.0,200.0,2.49,us-east-1,\"{'Gpus': []}\",\n"
+# h39b N1: a Lambda GpuInfo is now read, and an empty 'Gpus' list is not what SkyPilot's fetcher writes (one GPU dict,
+# Count a float, TotalGpuMemoryInMiB one GPU's memory): the row carries the fetcher's GpuInfo for gpu_1x_h100_pcie
+ROW = ("gpu_1x_h100_pcie,H100,1.0,26.0,200.0,2.49,us-east-1,\"{'Gpus': [{'Name': 'H100', 'Manufacturer': 'NVIDIA', "
+       "'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}\",\n")
 
 
 def _lambda(tmp_path: Path, body: str, name: str = "vms.csv") -> Path:

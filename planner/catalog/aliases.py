@@ -172,10 +172,33 @@ def lambda_count(instance: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-# Azure GPU sizes name the GPU they carry (Standard_NC24ads_A100_v4, Standard_NC40ads_H100_v5,
-# Standard_ND96isr_H200_v5); ND A100 v4 (Standard_ND96asr_v4) names none but carries A100s (see _AZURE_SXM)
-_AZURE_FAMILY_GPU = re.compile(r"^Standard_N[CD]C?\d+[a-z]*_(A100|H100|H200)_v\d+$", re.IGNORECASE)
+# Azure GPU sizes name the GPU they carry, as a word before the version (Standard_NC24ads_A100_v4,
+# Standard_NC40ads_H100_v5, Standard_ND96isr_H200_v5, Standard_NC4as_T4_v3, Standard_NV36ads_A10_v5,
+# Standard_ND96isr_MI300X_v5); the word is held to the row's GPU where it is one of GPU_ALIASES' names (h39b N5:
+# 'Standard_NC4as_T4_v3' named 'A10' was written as an A10). Sizes naming none: ND A100 v4 (Standard_ND96asr_v4)
+# carries A100s (see _AZURE_SXM), NCv3 (Standard_NC6s_v3 .. NC24rs_v3) and NDv2 (Standard_ND40rs_v2) V100s
+# (Azure's ncv3-series and ndv2-series size pages: "NVIDIA Tesla V100")
+_AZURE_FAMILY_GPU = re.compile(r"^Standard_N[CDV]C?\d+[a-z]*_([A-Za-z0-9]+)_v\d+$", re.IGNORECASE)
 _AZURE_ND_A100 = re.compile(r"^Standard_ND\d+asr_v4$", re.IGNORECASE)
+_AZURE_V100 = re.compile(r"^Standard_(NC\d+r?s_v3|ND\d+rs_v2)$", re.IGNORECASE)
+# NDm A100 v4 (Standard_ND96amsr_A100_v4) carries the A100 80GB, ND A100 v4 (Standard_ND96asr_v4) the 40GB (their
+# Azure size pages; see _AZURE_SXM): SkyPilot's 'A100' is the 40 GB card, 'A100-80GB' the 80 GB one
+_AZURE_A100_80 = re.compile(r"^Standard_ND\d+amsr_A100_v4$", re.IGNORECASE)
+#: GPUs per VM of the Azure GPU sizes whose count is fixed (h39b m12: NC40ads H100 v5 x8 was written), by lower
+#: case, from Azure's size pages (nc-a100-v4, ncads-h100-v5, nccadsh100v5, ndm-a100-v4, nd-a100-v4, nd-h100-v5,
+#: nd-h200-v5, nd-mi300x-v5, ncast4-v3, ncv3, ndv2 series). NVads A10 v5 sizes carry fractions of a GPU: not here.
+_AZURE_COUNTS = {
+    "standard_nc24ads_a100_v4": 1, "standard_nc48ads_a100_v4": 2, "standard_nc96ads_a100_v4": 4,
+    "standard_nc40ads_h100_v5": 1, "standard_nc80adis_h100_v5": 2, "standard_ncc40ads_h100_v5": 1,
+    "standard_nd96asr_v4": 8, "standard_nd96amsr_a100_v4": 8, "standard_nd96isr_h100_v5": 8,
+    "standard_nd96isr_h200_v5": 8, "standard_nd96isr_mi300x_v5": 8, "standard_nd40rs_v2": 8,
+    "standard_nc4as_t4_v3": 1, "standard_nc8as_t4_v3": 1, "standard_nc16as_t4_v3": 1, "standard_nc64as_t4_v3": 4,
+    "standard_nc6s_v3": 1, "standard_nc12s_v3": 2, "standard_nc24s_v3": 4, "standard_nc24rs_v3": 4,
+}
+#: The AcceleratorNames that name one board (form factor) of their GPU, by lower case (RunPod's spellings, and
+#: H100-MEGA, GCP's A3 Mega SXM).
+_NAMED_BOARD = {"a100-sxm": "SXM", "a100-80gb-sxm": "SXM", "h100-sxm": "SXM", "h100-mega": "SXM",
+                "h200-sxm": "SXM", "h100-nvl": "NVL"}
 #: Lambda's memory sizes by SkyPilot's name where the name carries none ('A100' is the 40 GB card).
 _NAMED_MEMORY = {"a100": 40}
 #: SkyPilot's RunPod instance types: ``<count>x_<AcceleratorName>_<SECURE|COMMUNITY>`` (fetch_runpod.py writes
@@ -195,8 +218,10 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
       memory (h38b N2: 'gpu_1x_a100_40gb_sxm4' named 'A100-80GB' was written as the 80 GB card; 'A100' is the 40 GB
       card, 'A100-80GB' the 80 GB one, SkyPilot's names).
     - RunPod: ``8x_A100-80GB_SECURE`` names the count and AcceleratorName (:data:`_RUNPOD_TYPE`; h38b N7).
-    - Azure: an NC/NCC/ND size names its GPU family (``_A100_``, ``_H100_``, ``_H200_``; ND96asr_v4 the A100); an
-      AcceleratorName of another GPU is not read as that GPU's SXM board (h38b N3).
+    - Azure: an NC/NCC/ND/NV size names its GPU family (``_A100_``, ``_T4_``, ...; ND96asr_v4 the A100, NCv3 and
+      NDv2 the V100); an AcceleratorName of another GPU is not read as that GPU (h38b N3, h39b N5), nor one of
+      another board or A100 memory than the size's (h39b N11, m6): :func:`_azure_problem`; a size of a fixed count
+      (:data:`_AZURE_COUNTS`) with another AcceleratorCount (h39b m12).
     """
     inst, name = instance.strip(), accelerator.strip()
     low, acc = inst.lower(), name.lower()
@@ -222,11 +247,38 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
         if m and m.group(2).lower() != acc:
             return f"the instance type {_quoted(instance)} names {_quoted(m.group(2))}, but AcceleratorName gives {_quoted(name)}"
     elif provider == "azure":
-        m = _AZURE_FAMILY_GPU.match(inst)
-        family = m.group(1).upper() if m else ("A100" if _AZURE_ND_A100.match(inst) else None)
-        if family is not None and not acc.startswith(family.lower()):
-            return (f"the instance type {_quoted(instance)} carries {family} GPUs, but AcceleratorName gives {_quoted(name)}: "
-                    "the row names two GPUs")
+        fixed = _AZURE_COUNTS.get(low)
+        if fixed is not None and fixed != count and _azure_problem(instance, name) is None:
+            return f"the instance type {_quoted(instance)} carries {_gpus(fixed)}, but AcceleratorCount gives {_quoted(name)} x{count}"
+        return _azure_problem(instance, name)
+    return None
+
+
+def _azure_problem(instance: str, accelerator: str) -> str | None:
+    """Why an Azure size contradicts the row's ``accelerator`` (None: it agrees, or the size is of no known family):
+    the size's GPU family is another (h38b N3, h39b N5: 'A10' on Standard_NC4as_T4_v3, 'A100' on an '_A10_' size), it
+    carries another board of that GPU than the AcceleratorName names (h39b N11: 'H100-NVL' on the SXM
+    Standard_ND96isr_H100_v5, 'A100-80GB-SXM' on the PCIe NC A100 v4), or another A100 memory (h39b m6: 'A100', the
+    40 GB card, on the 80 GB Standard_ND96amsr_A100_v4; 'A100-80GB' on the 40 GB Standard_ND96asr_v4)."""
+    inst, name = instance.strip(), accelerator.strip()
+    acc = name.lower()
+    m = _AZURE_FAMILY_GPU.match(inst)
+    family = m.group(1).upper() if m and m.group(1).lower() in aliases_by_lower() else \
+        ("A100" if _AZURE_ND_A100.match(inst) else "V100" if _AZURE_V100.match(inst) else None)
+    if family is not None and acc != family.lower() and not acc.startswith(family.lower() + "-"):
+        return (f"the instance type {_quoted(instance)} carries {family} GPUs, but AcceleratorName gives {_quoted(name)}: "
+                "the row names two GPUs")
+    form = "PCIe" if _AZURE_A100_PCIE.match(inst) else "NVL" if _AZURE_H100_NVL.match(inst) else \
+        "SXM" if _AZURE_SXM.match(inst) else None
+    named = _NAMED_BOARD.get(acc)
+    if form is not None and named is not None and named != form:
+        return (f"the instance type {_quoted(instance)} carries the {form} board, but AcceleratorName gives "
+                f"{_quoted(name)}, the {named} one: the row names two boards")
+    size = 80 if _AZURE_A100_80.match(inst) else 40 if _AZURE_ND_A100.match(inst) else None
+    own = 40 if acc == "a100" else 80 if acc in ("a100-80gb", "a100-sxm", "a100-80gb-sxm") else None
+    if size is not None and own is not None and own != size:
+        return (f"the instance type {_quoted(instance)} carries the A100 {size}GB, but AcceleratorName gives "
+                f"{_quoted(name)}, the {own} GB card")
     return None
 
 

@@ -681,8 +681,8 @@ def _region_problem(provider: str, r: Mapping[str, str]) -> str | None:
 
 def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
                       gpu_memory: Mapping[str, float] | None, instance: str = "") -> str | None:
-    """Why a RunPod or AWS row's ``GpuInfo`` contradicts its ``AcceleratorName``, ``AcceleratorCount`` or GPU
-    (None: it agrees, or the provider is another, or an AWS GpuInfo is empty).
+    """Why a RunPod, AWS or Lambda row's ``GpuInfo`` contradicts its ``AcceleratorName``, ``AcceleratorCount`` or GPU
+    (None: it agrees, or the provider is another, or an AWS or Lambda GpuInfo is empty or not a dict).
 
     RunPod: SkyPilot's fetcher derives the AcceleratorName from the GpuInfo's ``Name`` (planner.catalog.aliases.
     runpod_name) and writes the count there and the GPU's memory in ``SizeInMiB`` (fetch_runpod.py ``get_gpu_info``:
@@ -693,16 +693,19 @@ def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
     :data:`_AWS_COUNT_OVERRIDES` (h37b m11). Every GPU of ``Gpus`` is read (h37b N3): each must name the row's GPU,
     the counts (whole numbers, not bools or texts) add up to AcceleratorCount, each SizeInMiB is a real positive
     number (h37b N4) within 10 % of the catalog GPU's memory (``gpu_memory`` GiB), and a TotalGpuMemoryInMiB, where
-    given, is the GPUs' memory summed (within 10 %)."""
+    given, is the GPUs' memory summed (within 10 %). Lambda (h39b N1: its GpuInfo was not read): SkyPilot's fetcher
+    writes ``{'Gpus': [{'Name': <AcceleratorName>, 'Count': <AcceleratorCount>, 'MemoryInfo': {'SizeInMiB': ...}}],
+    'TotalGpuMemoryInMiB': <one GPU's SizeInMiB>}`` (fetch_lambda_cloud.py ``create_catalog``, skypilot-org/skypilot
+    @115eca47b739), so it is checked as AWS's is, its total read as one GPU's memory or the sum."""
     from planner.catalog.aliases import runpod_name
 
-    if provider not in ("runpod", "aws"):
+    if provider not in ("runpod", "aws", "lambda"):
         return None
     if not info.strip():
-        return None if provider == "aws" else ("no GpuInfo (empty): SkyPilot's RunPod fetcher writes one on every GPU "
-                                               "row, so the row is not one of its files")
+        return None if provider != "runpod" else ("no GpuInfo (empty): SkyPilot's RunPod fetcher writes one on every "
+                                                  "GPU row, so the row is not one of its files")
     inst = instance.strip().lower()
-    if provider == "aws" and (not info.strip().startswith("{") or info.strip().replace(" ", "") == "{}"):
+    if provider != "runpod" and (not info.strip().startswith("{") or info.strip().replace(" ", "") == "{}"):
         return None  # not the EC2 API's dict (a bare name, as hand-made files write it): not SkyPilot's v8, not read
     read = _info_gpus(info)
     if isinstance(read, str):
@@ -740,8 +743,12 @@ def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
                         f"{gid}, {want:g} GiB")
     if total is not None and not (provider == "aws" and inst.startswith(_AWS_COUNT_OVERRIDES)):
         known = [s * n for n, s in sizes if s is not None]  # type: ignore[operator]
+        # SkyPilot's Lambda fetcher writes one GPU's memory as the total (fetch_lambda_cloud.py: 'TotalGpuMemoryInMiB':
+        # GPU_TO_MEMORY[gpu]; v8 gpu_4x_a6000: 49152), so a Lambda total may be that or the sum
+        one = [s for _, s in sizes if s is not None] if provider == "lambda" and len(sizes) == 1 else []
         if not _info_number(total, whole=False) or (known and len(known) == len(sizes)
-                                                    and abs(total - sum(known)) > 0.1 * sum(known)):  # type: ignore
+                                                    and abs(total - sum(known)) > 0.1 * sum(known)  # type: ignore
+                                                    and not (one and abs(total - one[0]) <= 0.1 * one[0])):  # type: ignore
             return (f"its GpuInfo's TotalGpuMemoryInMiB {total!r} is not its GPUs' SizeInMiB summed "
                     f"({sum(known):g}): the GpuInfo contradicts itself")
     return None

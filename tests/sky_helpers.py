@@ -28,3 +28,13 @@ def run_cli(*args: str) -> tuple[int, str]:
     """``planner ARGS`` in-process: (exit code, standard output and error)."""
     r = CliRunner().invoke(main, list(args))
     return r.exit_code, r.output
+
+
+def vms_csv(tmp_path: Path, provider: str, header: str, *rows: str) -> Path:
+    """``tmp_path/provider/vms.csv`` holding ``header`` and ``rows`` (UTF-8, one per line), as SkyPilot lays out a
+    provider's file (the provider told by the folder's name)."""
+    d = tmp_path / provider
+    d.mkdir(exist_ok=True)
+    path = d / "vms.csv"
+    path.write_text("\n".join((header, *rows)) + "\n", encoding="utf-8")
+    return path

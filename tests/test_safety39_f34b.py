@@ -16,19 +16,14 @@ import pytest
 import yaml
 
 from planner.catalog.skypilot import ImportProblem, import_file, overlay_gpu_names
-from tests.sky_helpers import HEADER, aws_csv, run_cli
+from tests.sky_helpers import HEADER, aws_csv, run_cli, vms_csv
 
 GCP_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
               "AvailabilityZone")
 LAMBDA_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice"
 
 
-def _write(tmp_path: Path, provider: str, header: str, *rows: str) -> Path:
-    d = tmp_path / provider
-    d.mkdir(exist_ok=True)
-    path = d / "vms.csv"
-    path.write_text("\n".join((header, *rows)) + "\n", encoding="utf-8")
-    return path
+_write = vms_csv  # tests.sky_helpers: a provider folder's vms.csv
 
 
 def _refusal(path: Path) -> str:

@@ -20,11 +20,9 @@ GCP_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Gpu
 
 def _gcp_csv(tmp_path: Path, *rows: str) -> Path:
     """A gcp/vms.csv of ``rows`` under the GCP header."""
-    d = tmp_path / "gcp"
-    d.mkdir()
-    path = d / "vms.csv"
-    path.write_text("\n".join((GCP_HEADER, *rows)) + "\n", encoding="utf-8")
-    return path
+    from tests.sky_helpers import vms_csv
+
+    return vms_csv(tmp_path, "gcp", GCP_HEADER, *rows)
 
 
 def test_a_spot_price_above_the_written_on_demand_price_is_no_offer(tmp_path: Path) -> None:

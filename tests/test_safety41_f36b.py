@@ -15,18 +15,13 @@ import pytest
 import yaml
 
 from planner.catalog.skypilot import import_file
-from tests.sky_helpers import aws_csv, run_cli
+from tests.sky_helpers import aws_csv, run_cli, vms_csv
 
 GCP_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
               "AvailabilityZone")
 
 
-def _write(tmp_path: Path, provider: str, header: str, *rows: str) -> Path:
-    d = tmp_path / provider
-    d.mkdir(exist_ok=True)
-    path = d / "vms.csv"
-    path.write_text("\n".join((header, *rows)) + "\n", encoding="utf-8")
-    return path
+_write = vms_csv  # tests.sky_helpers: a provider folder's vms.csv
 
 
 # -- 2: a zone places its row's prices only in its own region ----------------------------------------------------

@@ -13,18 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.sky_helpers import vms_csv
+
 from planner.catalog.skypilot import import_file
 
 AZURE_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region"
 LAMBDA_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice"
 
 
-def _write(tmp_path: Path, provider: str, header: str, *rows: str) -> Path:
-    d = tmp_path / provider
-    d.mkdir(exist_ok=True)
-    path = d / "vms.csv"
-    path.write_text("\n".join((header, *rows)) + "\n", encoding="utf-8")
-    return path
+_write = vms_csv  # tests.sky_helpers: a provider folder's vms.csv
 
 
 def _memory() -> dict[str, float]:

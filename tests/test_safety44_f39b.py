@@ -143,3 +143,16 @@ def test_an_azure_size_with_its_own_count_is_kept(tmp_path: Path) -> None:
                   "Standard_NC64as_T4_v3,T4,4,64,440,,4.35,,eastus")
     assert {r.instance: r.gpu_count for r in import_file(path).rows} == {
         "Standard_NC80adis_H100_v5": 2, "Standard_NC64as_T4_v3": 4}
+
+
+@pytest.mark.parametrize("inst, acc", [("gpu_1x_h100_pcie", "H100-SXM"), ("gpu_8x_h100_sxm5", "H100-NVL")])
+def test_a_lambda_name_and_an_accelerator_naming_other_boards_leave_the_row_out(tmp_path: Path, inst: str,
+                                                                                acc: str) -> None:
+    # h39b 14: 'gpu_1x_h100_pcie' named 'H100-SXM' was written as the SXM board
+    from planner.catalog.skypilot import import_file
+
+    count = 8 if "8x" in inst else 1
+    path = _write(tmp_path, "lambda", LAMBDA_HEADER, f"{inst},{acc},{count},26,200,2.49,us-east-1,,")
+    result = import_file(path)
+    assert result.rows == []
+    assert "board, but AcceleratorName gives" in result.skipped[inst], result.skipped

@@ -214,8 +214,8 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
     """Why the GPU or count an instance type's name carries contradicts the row's ``accelerator`` x ``count`` (None:
     it agrees, or the name carries none), so the row is left out rather than written with either:
 
-    - Lambda: ``gpu_8x_`` names the count (h37b m2), a second ``Nx_`` another (h38b m5), ``_40gb``/``_80gb`` the
-      memory (h38b N2: 'gpu_1x_a100_40gb_sxm4' named 'A100-80GB' was written as the 80 GB card; 'A100' is the 40 GB
+    - Lambda: ``gpu_8x_`` names the count (h37b m2), a second ``Nx_`` another (h38b m5), ``_pcie``/``_sxm`` the board
+      (h39b 14: against an AcceleratorName that names one), ``_40gb``/``_80gb`` the memory (h38b N2: 'gpu_1x_a100_40gb_sxm4' named 'A100-80GB' was written as the 80 GB card; 'A100' is the 40 GB
       card, 'A100-80GB' the 80 GB one, SkyPilot's names).
     - RunPod: ``8x_A100-80GB_SECURE`` names the count and AcceleratorName (:data:`_RUNPOD_TYPE`; h38b N7).
     - Azure: an NC/NCC/ND/NV size names its GPU family (``_A100_``, ``_T4_``, ...; ND96asr_v4 the A100, NCv3 and
@@ -239,6 +239,12 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
         if mem and own is not None and any(int(m) != own for m in mem):
             return (f"the instance type {_quoted(instance)} names {mem[0]} GB, but AcceleratorName gives {_quoted(name)}, "
                     f"the {own} GB card")
+        pcie, sxm = _lambda_forms(inst)
+        board = _NAMED_BOARD.get(acc) or ("PCIe" if "pcie" in acc else None)
+        if board is not None and ((pcie and board != "PCIe") or (sxm and board != "SXM")):
+            # 'gpu_1x_h100_pcie' named 'H100-SXM' (h39b 14): the name's board and AcceleratorName's disagree
+            return (f"the instance type {_quoted(instance)} names the {'PCIe' if pcie else 'SXM'} board, but "
+                    f"AcceleratorName gives {_quoted(name)}, the {board} one")
     elif provider == "runpod":
         m = _RUNPOD_TYPE.match(inst)
         if m and int(m.group(1)) != count:

@@ -34,6 +34,7 @@ from typing import Any
 
 import click
 
+from planner.core.importpath import startup_name
 from planner.core.names import escape_unsafe
 
 _STREAMS = ((1, "standard output"), (2, "standard error"))
@@ -320,7 +321,7 @@ def _installation_streams() -> Iterator[Path]:
         for folder in search:
             if where.startswith(folder.rstrip("/") + "/"):
                 first = where[len(folder.rstrip("/")) + 1:].split("/")[0]
-                if first.endswith(".pth") or first.split(".")[0] in ("sitecustomize", "usercustomize"):
+                if startup_name(first):
                     yield Path(where)
                     break
 
@@ -347,7 +348,7 @@ def _startup_files() -> Iterator[Path]:
         except (OSError, ValueError, TypeError):
             continue
         for e in entries:
-            if e.name.endswith(".pth") or e.name in ("sitecustomize.py", "usercustomize.py"):
+            if startup_name(e.name):
                 yield Path(e.path)
     from importlib import metadata
 
@@ -373,21 +374,9 @@ def _linked_in(roots: list[str], cfg: str, ident: tuple[int, int]) -> str | None
             return cfg
     except OSError:
         pass
-    for root in roots:
-        try:
-            if os.stat(root).st_dev != ident[0]:
-                continue
-        except OSError:
-            continue
-        for folder, _dirs, names in os.walk(root):
-            for n in names:
-                try:
-                    other = os.lstat(os.path.join(folder, n))
-                except OSError:
-                    continue
-                if (other.st_dev, other.st_ino) == ident:
-                    return os.path.join(folder, n)
-    return None
+    from planner.core.protected import file_of_id
+
+    return file_of_id(roots, ident)
 
 
 def _linked_startup(search: list[str], ident: tuple[int, int]) -> str | None:
@@ -400,8 +389,7 @@ def _linked_startup(search: list[str], ident: tuple[int, int]) -> str | None:
         except OSError:
             continue
         for e in entries:
-            stem = e.name.split(".")[0]
-            if not (e.name.endswith(".pth") or stem in ("sitecustomize", "usercustomize")):
+            if not startup_name(e.name):
                 continue
             paths = [e.path]
             if e.is_dir(follow_symlinks=False):

@@ -105,6 +105,13 @@ def _shadow_of(out: Path) -> str | None:
     return None
 
 
+def startup_name(name: str) -> bool:
+    """Whether a file or folder named ``name`` in a folder on the module search path is one Python runs or reads at
+    every start (Python documentation, ``site``): a ``.pth`` file, or a ``sitecustomize``/``usercustomize`` module
+    or package (any suffix: .py, .pyc, a folder)."""
+    return name.endswith(".pth") or name.split(".")[0] in ("sitecustomize", "usercustomize")
+
+
 def refuse_import_shadow(out_dir: Path | str, file_name: str | None = None) -> None:
     """Refuse an output folder that would change which code Python imports (see the module's docstring).
     ``file_name``: the file to be written there (``calibrate --out FILE``), named in the message.
@@ -112,7 +119,7 @@ def refuse_import_shadow(out_dir: Path | str, file_name: str | None = None) -> N
     Raises:
         DestinationError: one line naming the folder (or the file), why, and a folder to give instead.
     """
-    if file_name and (file_name.endswith(".pth") or file_name.split(".")[0] in ("sitecustomize", "usercustomize")):
+    if file_name and startup_name(file_name):
         # a name Python runs at every start where its folder is on the module search path (PYTHONPATH's, the
         # standard library's): never a calibration file's (h39a N2)
         raise DestinationError(f"{Path(out_dir) / file_name}: {file_name!r} is a name Python runs at every start when "

@@ -165,16 +165,27 @@ def is_protected_file(fd: int) -> bool:
         return False
     if not stat.S_ISREG(st.st_mode):
         return False
-    for folder in _protected():
-        for root, _dirs, names in os.walk(folder):
+    return file_of_id([str(f) for f in _protected()], (st.st_dev, st.st_ino)) is not None
+
+
+def file_of_id(roots: list[str], ident: tuple[int, int]) -> str | None:
+    """The path of a file under one of ``roots`` whose device and inode (links followed) are ``ident``, else None;
+    a root on another device is not walked (no file there can have that device)."""
+    for root in roots:
+        try:
+            if os.stat(root).st_dev != ident[0]:
+                continue
+        except OSError:
+            continue
+        for folder, _dirs, names in os.walk(root):
             for n in names:
                 try:
-                    other = os.stat(os.path.join(root, n))
+                    other = os.stat(os.path.join(folder, n))
                 except OSError:
                     continue
-                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-                    return True
-    return False
+                if (other.st_dev, other.st_ino) == ident:
+                    return os.path.join(folder, n)
+    return None
 
 
 #: The files planner writes or reads in an output folder, by suffix (reports, cloud.yaml), and its own (``.planner-``)

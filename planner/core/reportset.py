@@ -169,6 +169,8 @@ class ReportSet:
         self.made: dict[str, tuple[int, int]] = {}
         self._committed = False
         self._keep_staging = False
+        #: the reports a stopped run's manifest says may mix two runs' files (read before this run's moves), or None
+        self._mixed: list[str] | None = None
         self._templates: list[Path] = []  # the set's reports now there, whose group and ACLs a gained one gets
         self.copied: dict[str, tuple[int, bytes | None, int, int]] = {}  # name -> mode, ACL, inode, gid when staged
         self.gained: dict[str, int] = {}  # name -> inode of a staged report the set gains (rechecked after the moves)
@@ -698,7 +700,7 @@ class ReportSet:
         """Once this run's set is in place: a note of the clean-up that said a stopped run's reports here "may mix"
         new and older files, when every report it named is one this run has just rewritten, says so instead of
         asking for another run (h37a 11)."""
-        mixed = getattr(self, "_mixed", None)
+        mixed = self._mixed
         if not mixed or not set(mixed) <= set(self._names):
             return
         for i, note in enumerate(self.notes):
@@ -746,7 +748,7 @@ class ReportSet:
                         hashes = _listed_hashes(self.out)
                     found: dict = {}
                     left = _clear_staging(Path(e.path), hashes, found)
-                    if found.get("moved") and getattr(self, "_mixed", None) is None:
+                    if found.get("moved") and self._mixed is None:
                         from planner.core.stagemark import mixed_names
 
                         self._mixed = mixed_names(self.out)  # read before this run's moves (h37a 11)

@@ -369,24 +369,25 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         kept += "".join(f" {note}" for note in moves.notes)  # a permission change carried onto the set put back
         if isinstance(exc, Changed) and exc.what in ("replaced", "late"):  # what is in staging now, said as it is
             exc.what = _late_kind(rs, exc.name)  # (h38a 1, 2: a file renamed over it, or one removed)
+        back = _put_back(manifest)
         if isinstance(exc, Changed) and exc.what == "gone":
             raise OutputError(f"{rs.out / exc.name}: another program removed planner's new report just after planner "
-                              "placed it; the previous set was put back as it was: nothing was replaced. Check what "
-                              "writes there and run again." + kept) from None
+                              f"placed it; {back}: nothing was replaced. Check what writes there and run again."
+                              + kept) from None
         if isinstance(exc, Changed) and exc.what == "replaced":
             raise OutputError(f"{rs.out / exc.name}: another program put another file at this name (renamed over "
-                              "planner's new report) just after planner placed it; the previous set was put back as "
-                              f"it was, and that other file is now in {rs._staging}: nothing was replaced. Check what "
-                              "writes there and run again." + kept) from None
+                              f"planner's new report) just after planner placed it; {back}, and that other file is "
+                              f"now in {rs._staging}: nothing was replaced. Check what writes there and run again."
+                              + kept) from None
         if isinstance(exc, Changed) and exc.what == "late":
             raise OutputError(f"{rs.out / exc.name}: planner's new report was changed by another program after planner "
-                              "checked it (written through a descriptor opened on it in the staging folder, or given "
-                              f"another name); it is kept in {rs._staging}, and the previous set was put back as it "
-                              "was: nothing was replaced. Check what opens files there (fuser -v, lsof) and run "
-                              "again." + kept) from None
+                              "checked it (written into at this name just after planner placed it, through a "
+                              "descriptor opened on it before, or given another name); it is kept in "
+                              f"{rs._staging}, and {back}: nothing was replaced. Check what opens files there "
+                              "(fuser -v, lsof) and run again." + kept) from None
         if isinstance(exc, Changed) and exc.created:
             raise OutputError(f"{rs.out / exc.name}: was created while planner was writing the reports (by another "
-                              "program); it was left as it is, and the previous set as it was: nothing was "
+                              f"program); it was left as it is, and {'the previous set as it was' if manifest else back}: nothing was "
                               "replaced. Move the file away (or give another --out) and run again." + kept) from None
         if isinstance(exc, Changed) and exc.what == "unreadable":
             raise OutputError(f"{rs.out / exc.name}: its permissions were changed while planner was replacing it, so "
@@ -410,13 +411,22 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         if isinstance(exc, OSError) and moves.current is not None:  # the file that could not move, named
             name, what = moves.current
             hint = " (an immutable or append-only attribute: lsattr)" if exc.errno == errno.EPERM else ""
-            raise OutputError(f"{rs.out / name}: {what} ({why}); the previous set was put back as it was. Check "
+            raise OutputError(f"{rs.out / name}: {what} ({why}); {_put_back(manifest)}. Check "
                               f"that file{hint} and the directory, and run again." + kept) from None
-        raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); the previous set was put "
-                          "back as it was. Check the directory and run again." + kept) from None
+        raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); {_put_back(manifest)}. Check the "
+                          "directory and run again." + kept) from None
     _recheck_gained(rs, removed, moves)
     rs.previous = [step for step in moves.steps if step[2] is not None]  # for finish_removal
     return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]
+
+
+def _put_back(manifest: dict[str, dict]) -> str:
+    """How the folder was left once the moves were undone, for an error line: "the previous set was put back as it
+    was" where the folder held a set of planner's (``manifest``, read before the moves, lists files), else "the new
+    reports were taken out again (the folder held no earlier set)": no set to put back (h39a m4)."""
+    if manifest:
+        return "the previous set was put back as it was"
+    return "the new reports were taken out again (the folder held no earlier set)"
 
 
 def _late_kind(rs: Any, name: str) -> str:

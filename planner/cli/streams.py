@@ -130,7 +130,8 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
                            _written_here(_paths(ctx.params.get("out_dir")))),
                           ("a file of planner's own package or shipped catalog",
                            _files(protected_folders(), walk=True)),
-                          (_STARTUP, _startup_files()), (_STARTUP, _installation_streams())))
+                          (_STARTUP, _startup_files()), (_STARTUP, _installation_streams()),
+                          (_OTHER_SET, _other_sets())))
     root = ctx.find_root()
     if isinstance(root.obj, dict):
         root.obj[CHECKED] = True  # from here on a usage line goes where the streams point (refuse_chatter)
@@ -182,7 +183,8 @@ def refuse_streams_early(argv: Iterable[str]) -> None:
     _refuse(targets, (("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True)),
                       ("a file in the output folder (--out), which this run may replace or remove", iter(written)),
                       ("an input of this run", iter(inputs)),
-                      (_STARTUP, _startup_files()), (_STARTUP, _installation_streams())))
+                      (_STARTUP, _startup_files()), (_STARTUP, _installation_streams()),
+                      (_OTHER_SET, _other_sets())))
     if any(w in ("-h", "--help", "--version") for w in words_before_dashes):
         refuse_chatter((1,))  # help and the version go to standard output
 
@@ -324,6 +326,39 @@ def _installation_streams() -> Iterator[Path]:
                 if startup_name(first):
                     yield Path(where)
                     break
+
+
+#: What :func:`_other_sets` are, for the refusal.
+_OTHER_SET = ("a report set's manifest or a report it lists, or a file of a staging folder (planner's own files in "
+              "a folder it writes reports into: written into, the next run there takes the set as changed or the "
+              "folder as not planner's)")
+
+
+def _other_sets() -> Iterator[Path]:
+    """The standard streams that are a report folder's bookkeeping, whatever folder it is in (h39a m6: the checks
+    of the run's own --out do not see another folder's): a file named as planner names its own there (the manifest
+    ``.planner-reports.json``, its temporaries, a staging folder's files: planner.core.protected.planners_files_in
+    without the report suffixes), or a report the manifest beside it lists (planner.core.manifest.read_manifest; a
+    folder whose manifest cannot be read is judged by names only). Judged by the stream's path (Linux's
+    /proc/self/fd), links resolved."""
+    from planner.core.errors import OutputError
+    from planner.core.manifest import read_manifest
+
+    for fd, _name in _STREAMS:
+        name = _stream_name(fd)
+        if name is None:
+            continue
+        where = Path(os.path.realpath(name))
+        parts = (where.name, where.parent.name)
+        if any(p.startswith((".planner-", "..planner-")) for p in parts):
+            yield where
+            continue
+        try:
+            listed = read_manifest(where.parent)
+        except (OutputError, OSError, ValueError):
+            continue
+        if where.name in listed:
+            yield where
 
 
 def _startup_files() -> Iterator[Path]:

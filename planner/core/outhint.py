@@ -107,11 +107,45 @@ def refused_destination(path: str, *, file: bool = False) -> bool:
             return True
         if protected_folder_of(path) is not None or bookkeeping_part(path) is not None:
             return True
+        if _refused_elsewhere(path, file=file):
+            return True
         if file and os.path.isfile(path):
             from planner.core.destinations import written_set
 
             return written_set(Path(path)) is not None
     except (OSError, ValueError, DestinationError):
+        return True
+    return False
+
+
+def _refused_elsewhere(path: str, *, file: bool) -> bool:
+    """Whether a run would refuse ``path`` for what it would do to Python's imports (a folder in site-packages, one
+    hiding a module on sys.path, a start-up name for calibrate's file: planner.core.importpath.refuse_import_shadow)
+    or to the temporary folder (TMPDIR naming it or a folder inside it, for an --out folder:
+    planner.core.tempdir.refuse_temp_in, judged against the same check without an --out, so that a TMPDIR refused
+    for another reason does not keep every hint back). h39a m2: such hints were refused when pasted."""
+    from pathlib import Path
+
+    from planner.core.errors import OutputError
+    from planner.core.importpath import refuse_import_shadow
+    from planner.core.tempdir import refuse_temp_in
+
+    try:
+        if file:
+            refuse_import_shadow(Path(path).parent, Path(path).name)
+        else:
+            refuse_import_shadow(Path(path))
+    except OutputError:
+        return True
+    if file:
+        return False
+    try:
+        refuse_temp_in(None)
+    except OutputError:
+        return False  # refused whatever the --out: said by the run itself
+    try:
+        refuse_temp_in(Path(path))
+    except OutputError:
         return True
     return False
 

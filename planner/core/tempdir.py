@@ -150,9 +150,11 @@ def refuse_unusable_temp() -> None:
         if _usable(value):
             break
         shown = escape_unsafe(value if value == value.strip() else repr(value))  # '   ' seen (h38a 6)
-        raise OutputError(f"the temporary folder {shown} ({name}) {_why_unusable(value)}, so Python "
+        why = _why_unusable(value)
+        create = "Create it, set" if why == "is not there" else "Set"  # not for a file or a folder that is there (h39a m3)
+        raise OutputError(f"the temporary folder {shown} ({name}) {why}, so Python "
                           "would put openpyxl's and the importer's temporary files somewhere else without a word. "
-                          f"Create it, set {_set(name)} to a folder of your own that can be written "
+                          f"{create} {_set(name)} to a folder of your own that can be written "
                           f"(e.g. {name}=/tmp), or unset {name}.")
 
 
@@ -284,7 +286,9 @@ def _temp_once_made(out: Path | None) -> tuple[Path, str, bool] | None:
     """The temporary folder, what named it and whether it lies inside ``out`` (True) or is ``out`` (False), when
     ``out`` is not there yet and the folder tempfile will use once planner has made ``out`` resolves to it:
     ``tempfile.tempdir`` when set (used as set, so inside ``out`` counts too), else the first of TMPDIR, TEMP and
-    TMP naming a usable folder then; else None. tempfile picks its folder at its first use, after planner makes
+    TMP naming ``out`` or a folder inside it (one inside is not there yet, so tempfile would pass over it: said as
+    inside ``out``, not as missing, since making it there is refused in turn: h39a m3) before one naming a usable
+    folder; else None. tempfile picks its folder at its first use, after planner makes
     ``out``. The paths are compared fully resolved (:func:`os.path.realpath` of each: '..', links on the way,
     /proc/self/cwd, and a link whose target is not there yet, as it will resolve once ``out`` is made)."""
     if out is None or os.path.lexists(out):
@@ -303,8 +307,9 @@ def _temp_once_made(out: Path | None) -> tuple[Path, str, bool] | None:
         value = os.environ.get(var)
         if not value:
             continue
-        if _resolves_into(value, target) is False:
-            return Path(value), var, False
+        inside = _resolves_into(value, target)
+        if inside is not None:  # --out itself, or a folder inside it: to be made there, refused (h39a m3)
+            return Path(value), var, inside
         if _usable(value):
             return None  # this one is used, as it is now
     return None

@@ -197,3 +197,80 @@ def test_standard_output_onto_a_file_beside_a_set_that_it_does_not_list_is_writt
         r = _planner(ESTIMATE, tmp_path, stdout=stream)
     assert r.returncode == 0, r.stderr
     assert notes.read_text().strip()
+
+
+# -- pass 38A's open minors: 9, 10, 12, 13 ------------------------------------------------------------------------------
+
+CALIBRATE = ["calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16", "--micro-batch", "2",
+             "--seq-len", "512"]
+
+
+def test_calibrate_out_a_link_to_a_shipped_file_is_not_hinted_to_its_target(tmp_path: Path) -> None:
+    # h38a 9: "Give --out the file it points to", which is then refused as planner's own catalog
+    from planner.core.errors import OutputError
+    from planner.validate.calibrate import refuse_linked
+
+    shipped = ROOT / "catalog" / "ram.yaml"
+    (tmp_path / "sl.yaml").symlink_to(shipped)
+    with pytest.raises(OutputError) as err:
+        refuse_linked(tmp_path / "sl.yaml")
+    assert str(err.value) == (f"{tmp_path / 'sl.yaml'}: is a symbolic link, and planner does not replace a link with "
+                              "a file. Give --out another name.")
+    (tmp_path / "real.yaml").write_text("schema_version: 1\n")  # a target a run takes: hinted, by its path
+    (tmp_path / "ok.yaml").symlink_to(tmp_path / "real.yaml")
+    with pytest.raises(OutputError) as err:
+        refuse_linked(tmp_path / "ok.yaml")
+    assert str(err.value).endswith(f"Give --out the file it points to (--out {tmp_path / 'real.yaml'}), or another "
+                                   "name."), str(err.value)
+
+
+def test_calibrate_out_onto_a_shipped_catalog_file_is_said_as_planners_own(tmp_path: Path) -> None:
+    # h38a 10: "is an input of this run, and a report never replaces its input"
+    shipped = ROOT / "catalog" / "ram.yaml"
+    r = _planner([*CALIBRATE, "--out", str(shipped)], tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"Error: {shipped}: is inside planner's own catalog folder ({ROOT / 'catalog'}), and "
+                               "planner does not write into it."), r.stderr
+
+
+@pytest.mark.parametrize("given, rest", [("/dev/fd/{fd}", ""), ("/proc/self/fd/{fd}/x", "/x")])
+def test_an_out_through_a_file_descriptor_is_refused_with_the_folder_it_names(tmp_path: Path, given: str,
+                                                                               rest: str) -> None:
+    # h38a 12: taken, and every line (the import's --catalog hint too) named a descriptor of the exited process
+    from planner.core.outpath import out_path_problem
+
+    folder = tmp_path / "fdk"
+    folder.mkdir()
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        found = out_path_problem(given.format(fd=fd))
+    finally:
+        os.close(fd)
+    assert found == ("names a file descriptor of a process, which no later command can use: the lines and hints "
+                     "would name a path that is gone once planner exits", f"{folder}{rest}")
+    assert out_path_problem("/dev/fdx/a") is None  # only the descriptor folders themselves
+
+
+def test_a_relative_xdg_config_home_is_refused_not_passed_over(tmp_path: Path) -> None:
+    # h38a 13: the XDG spec says to ignore it, and the ~/.config file was read (or none) without a word
+    from planner.core.errors import InputError
+    from planner.validate.calibrate import refuse_relative_xdg, save_path
+
+    env = {"XDG_CONFIG_HOME": "relx", "HOME": str(tmp_path)}
+    with pytest.raises(InputError) as err:
+        refuse_relative_xdg(env)
+    assert str(err.value) == ("XDG_CONFIG_HOME is 'relx', a relative path, which the XDG Base Directory Specification "
+                              "says to ignore, so planner would read the default calibration file under ~/.config "
+                              f"({tmp_path}/.config/planner/calibration.yaml) instead, without a word. Set it to an "
+                              'absolute path (XDG_CONFIG_HOME="$PWD"/relx), or unset it.')
+    with pytest.raises(InputError):
+        save_path(None, env)
+    assert save_path(tmp_path / "c.yaml", env) == tmp_path / "c.yaml"  # --out given: the variable is not used
+    refuse_relative_xdg({"XDG_CONFIG_HOME": str(tmp_path), "HOME": str(tmp_path)})  # absolute: fine
+
+
+def test_estimate_with_a_relative_xdg_config_home_exits_2(tmp_path: Path) -> None:
+    r = _planner(["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--micro-batch", "1",
+                  "--seq-len", "512", "--gpu", "rtx-4090"], tmp_path, env={"XDG_CONFIG_HOME": "relx"})
+    assert r.returncode == 2
+    assert r.stderr.startswith("Error: XDG_CONFIG_HOME is 'relx', a relative path"), r.stderr

@@ -266,12 +266,14 @@ def estimate(*extra: Any, workload: Any = None, catalog: Any = None, gpu: str | 
         wl, node_note = _default_node(cat, card, wl)
     overheads = None
     if card is not None:
-        from planner.validate.calibrate import default_path, overheads_for_gpu
+        from planner.validate.calibrate import default_path, overheads_for_gpu, refuse_relative_xdg
 
         # vllm serve's defaults for max_num_batched_tokens / max_num_seqs depend on the card
         wl = for_gpu(wl, card)
         headroom = vllm_headroom(wl, headroom)
         # the calibration of this exact GPU model, if any (none is read when no config directory is known)
+        if calibration is None:
+            refuse_relative_xdg()  # passed over by the XDG spec: said, not read under ~/.config unsaid (h38a 13)
         overheads = overheads_for_gpu(card, calibration or default_path(), given=calibration is not None)
         if overheads is None and calibration is not None:
             node_note = _join(node_note, _uncalibrated_note(calibration, card))

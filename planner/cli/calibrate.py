@@ -65,8 +65,8 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     est = run_estimate(workload)
     # where the result goes, known before the measurement (no HOME and no --out: said now)
     path = save_path(Path(calibration_file) if calibration_file else None)
-    refuse_input(path, calibration_inputs(workload_file, workload, catalog))
-    # never into planner's own catalog or package: refused before the measurement
+    # never into planner's own catalog or package: refused before the measurement, and before the input rule, so
+    # that a shipped catalog file is said as planner's own, not as "an input" a report never replaces (h38a 10)
     try:
         refuse_protected(path.parent, file_name=path.name)
     except DestinationError as exc:
@@ -76,6 +76,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
         raise DestinationError(exc.cli_line().split(" Give another --out", 1)[0] + " That is the default calibration "
                                "file, from XDG_CONFIG_HOME (else HOME): set it to a folder outside, or give --out "
                                "with a file outside.") from None
+    refuse_input(path, calibration_inputs(workload_file, workload, catalog))
     refuse_linked(path)
     from planner.core.atomic import is_loop, loop_line
 

@@ -138,7 +138,32 @@ def out_path_problem(text: str) -> tuple[str, str | None] | None:
     if ch is not None:
         return (f"holds {char_name(ch)}, a character with no glyph of its own, so the folder's name would look like "
                 "another", text.replace(ch, ""))
-    return url_problem(text) or shell_leftover_problem(text) or dotdot_problem(text)
+    return url_problem(text) or shell_leftover_problem(text) or dotdot_problem(text) or descriptor_problem(text)
+
+
+#: A path that names one of this process's file descriptors (Linux: /dev/fd is a link to /proc/self/fd; proc(5)).
+_DESCRIPTOR = re.compile(r"/(?:dev/(?:fd(?:/|$)|std(?:in|out|err)(?:/|$))|proc/(?:self|thread-self|\d+)/fd(?:/|$))")
+
+
+def descriptor_problem(text: str) -> tuple[str, str | None] | None:
+    """(problem, the folder meant) for an output path through one of the process's file descriptors ('/dev/fd/3',
+    '/proc/self/fd/3/x', '/dev/stdout'), or None: the reports would land where the descriptor points, but every line
+    and hint (the "Wrote" line, import-skypilot's ``--catalog`` hint) would name a descriptor of a process that is
+    gone once planner exits (h38a 12). The path meant is where it points now (links resolved), where that is a
+    folder."""
+    try:
+        given = os.path.abspath(text)
+    except (OSError, ValueError):
+        return None
+    if _DESCRIPTOR.match(given) is None:
+        return None
+    try:
+        real = os.path.realpath(given)
+        meant = real if _DESCRIPTOR.match(real) is None and os.path.isdir(os.path.dirname(real) or "/") else None
+    except (OSError, ValueError):
+        meant = None
+    return ("names a file descriptor of a process, which no later command can use: the lines and hints would "
+            "name a path that is gone once planner exits", meant)
 
 
 #: A shell's brace expansion ('{a,b}', 'x{1..3}'), which bash makes into several words unless it is quoted.

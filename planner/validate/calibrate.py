@@ -75,6 +75,31 @@ def default_path(env: dict[str, str] | None = None) -> Path | None:
     return Path(home) / ".config" / "planner" / "calibration.yaml"
 
 
+def refuse_relative_xdg(env: dict[str, str] | None = None, *, writing: bool = False) -> None:
+    """Refuse an ``XDG_CONFIG_HOME`` that is set to a relative path: :func:`default_path` follows the XDG Base
+    Directory Specification 0.8 and passes over it ("If an implementation encounters a relative path in any of
+    these variables it should consider the path invalid and ignore it"), so the default calibration file would be
+    read (``writing``: written) under ``~/.config`` without a word (h38a 13). Called only where the default file is
+    used (no ``--calibration``, no ``calibrate --out``).
+
+    Raises:
+        InputError: one line naming the variable, its value and what to do.
+    """
+    from planner.core.errors import InputError
+    from planner.core.names import escape_unsafe, shell_word
+
+    value = dict(os.environ if env is None else env).get("XDG_CONFIG_HOME", "")
+    if not value or os.path.isabs(value):
+        return
+    where = default_path(env)
+    instead = f" ({escape_unsafe(str(where))})" if where is not None else ""
+    verb = "write the calibration into" if writing else "read"
+    raise InputError(f"XDG_CONFIG_HOME is {escape_unsafe(repr(value))}, a relative path, which the XDG Base Directory "
+                     f"Specification says to ignore, so planner would {verb} the default calibration file under "
+                     f"~/.config{instead} instead, without a word. Set it to an absolute path "
+                     f'(XDG_CONFIG_HOME="$PWD"/{shell_word(value)}), or unset it.')
+
+
 def _password_home() -> str:
     """The user's home directory from the password database ('' when the user has no entry)."""
     try:
@@ -99,10 +124,13 @@ def save_path(given: Path | None, env: dict[str, str] | None = None) -> Path:
             or a folder on it (or the file) is named as planner's bookkeeping files
             (planner.core.outpath.refuse_bookkeeping_name: a later report run into the folder above would take
             it for its own).
+        InputError: no ``given`` and XDG_CONFIG_HOME set to a relative path (:func:`refuse_relative_xdg`).
     """
     from planner.core.errors import OutputError
     from planner.core.outpath import refuse_bookkeeping_name
 
+    if given is None:
+        refuse_relative_xdg(env, writing=True)
     path = given if given is not None else default_path(env)
     if path is None:
         raise OutputError(NO_HOME + ".")
@@ -164,8 +192,15 @@ def refuse_linked(path: Path) -> None:
     if stat.S_ISLNK(st.st_mode) and is_loop(path):  # a link that leads nowhere but round: said so (h26a m4)
         raise OutputError(loop_line(path, "file"))
     if stat.S_ISLNK(st.st_mode):
+        from planner.core.names import path_word
+        from planner.core.outhint import refused_destination
+
+        target = os.path.realpath(path)
+        hint = (f"the file it points to (--out {path_word(target)}), or another name"
+                if not refused_destination(target, file=True) and os.path.isfile(target) else "another name")
+        # a target a run refuses in turn (a shipped catalog file, a .pth, /proc/self/fd/1) is not hinted (h38a 9)
         raise OutputError(f"{path}: is a symbolic link, and planner does not replace a link with a file. Give --out "
-                          "the file it points to, or another name.")
+                          f"{hint}.")
     if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
         raise OutputError(f"{path}: has {st.st_nlink} hard links, and replacing it would leave the other names with "
                           "the old calibration. Give --out another name.")

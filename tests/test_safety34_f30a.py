@@ -78,10 +78,16 @@ def test_a_tmpdir_link_elsewhere_is_not_taken_for_the_new_out(tmp_path: Path, mo
     monkeypatch.chdir(tmp_path)
     os.mkdir("mine")
     os.symlink("mine", "lm")  # resolves to a folder beside the new --out, not to it
-    os.symlink("n4/sub", "ls")  # into the new --out: not there once it is made, so tempfile passes over it
-    for value in ("lm", "ls", str(tmp_path / "n4x")):
+    os.symlink("n4/sub", "ls")  # into the new --out: not there once it is made, so tempfile would pass over it
+    for value in ("lm", str(tmp_path / "n4x")):
         _tmpdir(monkeypatch, value)
         tempdir.refuse_temp_in(Path("n4"))  # no error
+    # h39a m3: one resolving inside the new --out is said as inside it (the unusable-TMPDIR check after it said
+    # "is not there ... Create it", and a folder made there is refused in turn)
+    _tmpdir(monkeypatch, "ls")
+    with pytest.raises(DestinationError) as err:
+        tempdir.refuse_temp_in(Path("n4"))
+    assert str(err.value).startswith("the temporary folder ls (TMPDIR) is inside the out= folder n4: "), err.value
     assert not os.path.lexists(tmp_path / "n4")
 
 

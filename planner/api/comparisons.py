@@ -207,6 +207,22 @@ def _count_that_passes(name: str, count: str, names: list[str]) -> str | None:
     return None
 
 
+def _digits_hint(raw: object, name: str, names: list[str]) -> str | None:
+    """The hint for a token count written in another script's digits ('２００M'): the count in ASCII digits where that
+    is a count --tokens-per-month takes and the workload name, if any, names one of ``names``; else the advice alone
+    (h40a N3: '２００M,３００M' and 'q=２００M' were hinted as values the next run refuses); None for other texts."""
+    from planner.core.fields import ascii_digits, ascii_digits_hint
+    from planner.core.names import resolve_name
+    from planner.workload.spec import parse_token_count
+
+    fixed = ascii_digits(raw) if isinstance(raw, str) else None
+    if fixed is None:
+        return None
+    if parse_token_count(fixed.strip()) is None or (name and resolve_name(name, names) is None):
+        return "Write the number in ASCII digits, nothing else with it."
+    return ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")
+
+
 def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     """``tokens_per_month`` as :func:`compare` takes it, as workload name -> tokens a month.
 
@@ -279,7 +295,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                               hint=f"Give a str or a number: '200M' (k, M, B, T), or {{'{names[0]}': '200M'}}.")
         items = [("", value)]
     out: dict[str, float] = {}
-    from planner.core.fields import ascii_digits_hint, plain_number, shown_number
+    from planner.core.fields import plain_number, shown_number
     from planner.core.units import dotted_thousands, separator_problem
 
     for name, raw in items:
@@ -303,7 +319,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
             raise VolumeError(problem[0], hint=problem[1])
         if count is None or count != count:
             raise VolumeError(f"{shown_number(raw)} is not a token count",
-                              hint=ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")
+                              hint=_digits_hint(raw, name, names)
                               or "Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
         if not 0 < count <= MAX_TOKENS_PER_MONTH:
             shown = shown_number(raw if isinstance(raw, str) else plain)  # Decimal('1E+999999999'), never 10**9 digits

@@ -291,17 +291,9 @@ def _installation_streams() -> Iterator[Path]:
     usercustomize module or package, or a .pth, in any folder on sys.path (PYTHONPATH's too): written into, every
     later start of planner (a dependency such as click) or of Python fails or runs what was written (h37a 14, 17;
     h38b N4). Judged by the stream's path (Linux's /proc/self/fd), links resolved."""
-    import site
-    import sysconfig
+    from planner.core.importpath import installation_roots
 
-    roots: list[str] = []
-    try:
-        paths = sysconfig.get_paths()
-        roots += [paths[k] for k in ("purelib", "platlib", "stdlib", "platstdlib", "scripts") if k in paths]
-        roots += list(site.getsitepackages()) + [site.getusersitepackages()]
-    except (AttributeError, OSError, ValueError, KeyError):
-        pass
-    roots = [os.path.realpath(r) for r in dict.fromkeys(roots) if isinstance(r, str) and os.path.isdir(r)]
+    roots = installation_roots()
     search = [os.path.realpath(p) for p in sys.path if isinstance(p, str) and p and os.path.isdir(p)]
     cfg = os.path.realpath(os.path.join(sys.prefix, "pyvenv.cfg"))
     for fd, _name in _STREAMS:
@@ -315,10 +307,12 @@ def _installation_streams() -> Iterator[Path]:
         if where == cfg or any(where.startswith(r.rstrip("/") + "/") for r in roots):
             yield Path(where)
             continue
-        if st.st_nlink > 1:  # a hard link elsewhere to such a file (h39a N1): found by device and inode
+        if st.st_nlink > 1 or not _names_it(where, st):
+            # a hard link elsewhere to such a file (h39a N1), or one whose name was removed after the shell opened it
+            # (h40a N1: `exec 3>>link; rm link`, the file left with one link, its own): found by device and inode
             other = _linked_in(roots, cfg, (st.st_dev, st.st_ino)) or _linked_startup(search, (st.st_dev, st.st_ino))
             if other is not None:
-                yield Path(where)
+                yield Path(where) if _names_it(where, st) else Path(other)  # a name the refusal can stat and show
                 continue
         for folder in search:
             if where.startswith(folder.rstrip("/") + "/"):
@@ -397,6 +391,16 @@ def _startup_files() -> Iterator[Path]:
             yield Path(os.path.normpath(dist.locate_file(f)))  # 'site-packages/../../../bin/planner' shown plain (h38a 7)
         except (OSError, ValueError, TypeError):
             continue
+
+
+def _names_it(path: str, st: os.stat_result) -> bool:
+    """Whether ``path`` names the file of ``st`` now (False where the name was removed or now names another file:
+    the stream's file then has another name, or none, and is looked up by device and inode)."""
+    try:
+        other = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
 
 
 def _linked_in(roots: list[str], cfg: str, ident: tuple[int, int]) -> str | None:

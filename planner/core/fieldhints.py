@@ -287,7 +287,7 @@ def ascii_digits_hint(text: Any, spell: Callable[[str], str], *, whole: bool = F
     if fixed is None:
         return None
     fixed = fixed.strip()
-    if re.search(r"[^0-9A-Za-z.,_+ %-]", fixed):  # '５１２ $(touch PWN)': no value to echo into a pasteable hint
+    if re.search(r"[^0-9A-Za-z.,_+%-]", fixed):  # '５１２ $(touch PWN)', '２００M x': no one value to echo (h40a N3)
         return "Write the number in ASCII digits, nothing else with it."  # (h39b 20: the rest ran when pasted)
     if len(fixed) > 1 and fixed.isdigit() and fixed.startswith("0"):  # '０４': 04 would be refused (YAML 1.1 octal)
         fixed = str(int(fixed))

@@ -105,6 +105,53 @@ def _shadow_of(out: Path) -> str | None:
     return None
 
 
+def installation_roots() -> list[str]:
+    """The folders of the Python installation planner runs on, absolute with links resolved: those it imports
+    installed packages and the standard library from and its scripts folder (sysconfig's purelib, platlib, stdlib,
+    platstdlib, scripts), and the site folders (``site.getsitepackages``, the user's). A file written there can
+    break, or run in, every later start of planner or of Python (a dependency's module, a module of the standard
+    library: h38b N4, h40a N2)."""
+    import site
+    import sysconfig
+
+    roots: list[str] = []
+    try:
+        paths = sysconfig.get_paths()
+        roots += [paths[k] for k in ("purelib", "platlib", "stdlib", "platstdlib", "scripts") if k in paths]
+        roots += list(site.getsitepackages()) + [site.getusersitepackages()]
+    except (AttributeError, OSError, ValueError, KeyError):
+        pass
+    return [os.path.realpath(r) for r in dict.fromkeys(roots) if isinstance(r, str) and os.path.isdir(r)]
+
+
+#: The suffixes of files Python imports as modules (importlib.machinery's SOURCE, BYTECODE and EXTENSION suffixes,
+#: as they are on every platform) and of the ``.pth`` files site reads.
+_MODULE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".so", ".pth")
+
+
+def _installation_file_problem(path: Path) -> str | None:
+    """Why a file planner would write at ``path`` (``calibrate --out``) could change what Python runs: inside a
+    folder of the Python installation (:func:`installation_roots`), or named as a module (``yaml.py``,
+    ``click.so``) directly in a folder on the module search path, where it would hide the real one (the standard
+    library's folder comes before site-packages on sys.path: h40a N2); None otherwise."""
+    folder = _real(path.parent)
+    if folder is None:
+        return None
+    if _real(path) == _real(Path(sys.prefix) / "pyvenv.cfg"):
+        return "is the pyvenv.cfg of the Python environment planner runs in, which Python reads at every start"
+    for root in installation_roots():
+        if folder == Path(root) or Path(root) in folder.parents:
+            return (f"its folder is, or is inside, {root}, a folder of the Python installation planner runs on "
+                    "(its standard library, installed packages or scripts): a file written there can break or run in "
+                    "every later start of planner or of Python")
+    if path.name.lower().endswith(_MODULE_SUFFIXES):
+        for where, words in _search_folders():
+            if folder == where:
+                return (f"is named as a Python module, in {where}, {words}: it would hide a module of that name "
+                        "from later imports")
+    return None
+
+
 def startup_name(name: str) -> bool:
     """Whether a file or folder named ``name`` in a folder on the module search path is one Python runs or reads at
     every start (Python documentation, ``site``): a ``.pth`` file, or a ``sitecustomize``/``usercustomize`` module
@@ -126,6 +173,13 @@ def refuse_import_shadow(out_dir: Path | str, file_name: str | None = None) -> N
                                "its folder is on the module search path (site: .pth files, sitecustomize, "
                                "usercustomize). Give the file another name, e.g. --out "
                                f"{Path(out_dir) / 'calibration.yaml'}.")
+    if file_name:
+        why = _installation_file_problem(Path(out_dir) / file_name)
+        if why is not None:
+            here = Path("calibration.yaml")
+            example = here if _installation_file_problem(here) is None else Path.home() / "calibration.yaml"
+            raise DestinationError(f"{Path(out_dir) / file_name}: {why}. Give another --out, a file outside it, "
+                                   f"e.g. --out {example}.")
     out = _real(out_dir)
     if out is None:
         return  # said by the checks that follow, as what it is

@@ -1,0 +1,124 @@
+"""Hostile pass 40A: standard output onto a deleted hard link of an installation file (N1), calibrate --out into the
+standard library or named as a module (N2), --tokens-per-month lookalike hints that echo more than one value (N3)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CALIBRATE = ["calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16", "--micro-batch", "2",
+             "--seq-len", "512"]
+
+
+def test_a_deleted_hard_link_to_a_startup_file_as_standard_output_is_refused(tmp_path: Path) -> None:
+    # h40a N1: `exec 3>>link; rm link` left the start-up file with one link, its own, and /proc named the removed
+    # link: neither the path rule nor the hard-link look-up (st_nlink > 1) saw it, and --version was appended
+    site_dir = tmp_path / "pp"
+    site_dir.mkdir()
+    (site_dir / "sitecustomize.py").write_text("\n")
+    link = tmp_path / "notes.txt"
+    os.link(site_dir / "sitecustomize.py", link)
+    with open(link, "a") as fh:
+        os.unlink(link)
+        r = subprocess.run([sys.executable, "-m", "planner", "--version"], stdout=fh, stderr=subprocess.PIPE,
+                           text=True, env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{site_dir}"})
+    assert r.returncode == 2, r.stderr
+    assert (site_dir / "sitecustomize.py").read_text() == "\n"
+    # the refusal names the file written into, by a name that is there
+    assert r.stderr.startswith(f"Error: standard output is {site_dir / 'sitecustomize.py'}, a file of planner's "
+                               "installation or of the Python it runs on"), r.stderr
+
+
+def test_a_deleted_plain_file_as_standard_output_is_written(tmp_path: Path) -> None:
+    # the look-up is for installation files only: a removed log file of the user's takes the output as asked
+    log = tmp_path / "log.txt"
+    with open(log, "w") as fh:
+        os.unlink(log)
+        r = subprocess.run([sys.executable, "-m", "planner", "--version"], stdout=fh, stderr=subprocess.PIPE,
+                           text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
+
+
+def _calibrate_refusal(out: str, cwd: Path) -> str:
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        r = CliRunner().invoke(main, [*CALIBRATE, "--out", out])
+    finally:
+        os.chdir(old)
+    assert r.exit_code == 2, r.output
+    return " ".join(r.output.split())
+
+
+@pytest.mark.parametrize("where", ["stdlib", "scripts"])
+def test_calibrate_out_into_the_python_installation_is_refused_before_the_measurement(tmp_path: Path,
+                                                                                     where: str) -> None:
+    # h40a N2: '<stdlib>/yaml.py' passed every check (only the torch check stopped it here); the standard library's
+    # folder comes before site-packages on sys.path, so it would hide PyYAML from every program of that Python
+    folder = os.path.realpath(sysconfig.get_paths()[where])
+    said = _calibrate_refusal(os.path.join(folder, "yaml.py"), tmp_path)
+    assert said.startswith(f"Error: {folder}/yaml.py: its folder is, or is inside, {folder}, a folder of the Python "
+                           "installation planner runs on"), said
+    assert "PyTorch" not in said
+
+
+def test_calibrate_out_named_as_a_module_on_the_search_path_is_refused(tmp_path: Path) -> None:
+    said = _calibrate_refusal("click.py", tmp_path)  # the current folder, searched first for a script run there
+    assert said.startswith(f"Error: click.py: is named as a Python module, in {os.path.realpath(tmp_path)}, the "
+                           "current folder"), said
+    assert "PyTorch" not in said
+
+
+def test_calibrate_out_onto_pyvenv_cfg_is_refused_for_what_it_is(tmp_path: Path) -> None:
+    # it was refused only as "the top level is a single value" (its content), by luck
+    from planner.core.errors import DestinationError
+    from planner.core.importpath import refuse_import_shadow
+
+    cfg = Path(sys.prefix) / "pyvenv.cfg"
+    with pytest.raises(DestinationError) as err:
+        refuse_import_shadow(cfg.parent, cfg.name)
+    assert "is the pyvenv.cfg of the Python environment planner runs in" in str(err.value)
+
+
+def test_calibrate_out_a_yaml_file_elsewhere_passes_the_installation_rule(tmp_path: Path) -> None:
+    from planner.core.importpath import refuse_import_shadow
+
+    refuse_import_shadow(tmp_path, "calibration.yaml")  # no error
+
+
+@pytest.mark.parametrize("value", ["\uff12\uff10\uff10M x", "\uff12\uff10\uff10M,\uff13\uff10\uff10M",
+                                   "\uff12\uff10\uff10M,,", "q=\uff12\uff10\uff10M"])
+def test_a_tokens_per_month_lookalike_is_hinted_only_as_one_value_the_option_takes(value: str) -> None:
+    # h40a N3: '２００M x' was hinted as --tokens-per-month 200M x (two words), '２００M,３００M' as 200M,300M and
+    # 'q=２００M' as q=200M: each refused when pasted
+    from planner.api.comparisons import VolumeError, volume_overrides
+
+    with pytest.raises(VolumeError) as err:
+        volume_overrides(value, ["qlora-7b"])
+    assert err.value.hint == "Write the number in ASCII digits, nothing else with it."
+
+
+def test_a_plain_tokens_per_month_lookalike_is_still_hinted() -> None:
+    from planner.api.comparisons import VolumeError, volume_overrides
+
+    with pytest.raises(VolumeError) as err:
+        volume_overrides("qlora-7b=\uff12\uff10\uff10M", ["qlora-7b"])
+    assert err.value.cli_line().endswith("Write ASCII digits: --tokens-per-month qlora-7b=200M."), err.value.cli_line()
+
+
+def test_a_number_lookalike_with_a_blank_inside_gets_no_value_hint() -> None:
+    from planner.core.fieldhints import ascii_digits_hint
+
+    assert ascii_digits_hint("\uff15\uff11\uff12 x", lambda n: f"--top {n}") == \
+        "Write the number in ASCII digits, nothing else with it."
+    assert ascii_digits_hint("\uff15\uff11\uff12", lambda n: f"--top {n}") == "Write ASCII digits: --top 512."

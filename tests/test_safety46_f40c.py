@@ -136,3 +136,96 @@ def test_latin1_and_a_stray_nul_keep_their_own_refusals() -> None:
     stray = (body[:100] + "\0" + body[100:]).encode("utf-8")
     stray += b" " * (len(stray) % 4 and 4 - len(stray) % 4)  # a length UTF-16 and UTF-32 could both decode
     assert unicode_form(stray) is None
+
+
+# -- 13. noncharacters: all 66 alike, one reason ---------------------------------------------------------------------
+
+# The Unicode Standard 15.0, 23.7: U+FDD0-U+FDEF (32) and U+xFFFE, U+xFFFF in each of the 17 planes (34): 66
+NONCHARACTERS = [chr(c) for c in range(0xFDD0, 0xFDF0)] + [chr(p * 0x10000 + low) for p in range(17)
+                                                            for low in (0xFFFE, 0xFFFF)]
+WHY = ("a Unicode noncharacter, which no text planner reads may hold: it is no character for text that is exchanged "
+       "(The Unicode Standard, 23.7), and the workbook's XML forbids U+FFFE and U+FFFF and discourages the others "
+       "(XML 1.0, 2.2)")
+
+
+def test_there_are_66_noncharacters() -> None:
+    assert len(set(NONCHARACTERS)) == 66  # 32 + 2 x 17
+
+
+def test_every_noncharacter_in_a_yaml_comment_is_refused_with_one_reason() -> None:
+    from planner.core.yamlio import parse_yaml
+    from planner.core.yamlrules import YamlProblem
+
+    said = {}
+    for ch in NONCHARACTERS:
+        try:
+            parse_yaml(f"name: x\n# a comment {ch} =1+1\n")
+        except YamlProblem as exc:
+            said[ch] = (exc.problem, exc.line)
+    assert sorted(said) == sorted(NONCHARACTERS)  # each refused, none copied into the Assumptions sheet
+    for ch, (problem, line) in said.items():
+        # line 2, column 13: '# a comment ' is 12 characters
+        assert problem == f"holds U+{ord(ch):04X} at line 2 column 13, {WHY}" and line == 2, (problem, line)
+
+
+def test_ufffe_is_named_a_noncharacter_not_a_control_character(tmp_path: Path) -> None:
+    # h39b 13: PyYAML's reader refused it first, said as "the control character U+FFFE"
+    s = tmp_path / "cm.yaml"
+    s.write_text("# comment \ufffe\n" + SCENARIO.read_text(encoding="utf-8"), encoding="utf-8")
+    out = _last_line(["plan", str(s), "--out", str(tmp_path / "o")])
+    assert "holds U+FFFE at line 1 column 11, a Unicode noncharacter" in out and "control character" not in out, out
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_h39b_repro_is_refused_not_copied_raw(tmp_path: Path) -> None:
+    # h39b 13: U+FDD0 was escaped and U+1FFFE copied raw into the Assumptions sheet; both are refused now, the first
+    # one found named (U+FDD0 at column 11: '# comment ' is 10 characters)
+    s = tmp_path / "cm.yaml"
+    s.write_text("# comment \ufdd0 \U0001fffe =1+1\n" + SCENARIO.read_text(encoding="utf-8"), encoding="utf-8")
+    out = _last_line(["plan", str(s), "--out", str(tmp_path / "o"), "--format", "xlsx"])
+    assert f"holds U+FDD0 at line 1 column 11, {WHY}" in out, out
+    assert not (tmp_path / "o").exists()
+
+
+def test_every_noncharacter_in_a_name_or_text_gets_the_same_reason() -> None:
+    from planner.core.names import unsafe_problem
+
+    for ch in NONCHARACTERS:
+        for newlines in (False, True):  # a name, a free text
+            assert unsafe_problem(f"a{ch}b", newlines=newlines) == f"holds U+{ord(ch):04X}, {WHY}", ch
+
+
+def test_every_noncharacter_reaching_a_workbook_is_escaped() -> None:
+    from planner.core.escape import xml_text
+
+    for ch in NONCHARACTERS:
+        # written as the terminal shows it: \ufdd0 (4 hex digits) or \U0001fffe (8)
+        shown = f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"
+        assert xml_text(f"a{ch}b") == f"a{shown}b", ch
+
+
+@pytest.mark.parametrize("ch", ["\ufdd0", "\ufffe", "\U0001fffe", "\U0010ffff"])
+def test_a_noncharacter_in_a_config_json_gets_the_same_reason(ch: str, tmp_path: Path) -> None:
+    from planner.core.jsonio import load_json_mapping
+    from planner.core.yamlrules import YamlProblem
+
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "llama", "torch_dtype": "a' + ch + 'b"}', encoding="utf-8")
+    said = None
+    try:
+        load_json_mapping(path)
+    except YamlProblem as exc:
+        said = exc.problem
+    assert said == f"invalid text at key 'torch_dtype': it holds U+{ord(ch):04X}, {WHY}", said
+
+
+@pytest.mark.parametrize("ch", ["\ufdd0", "\ufffe", "\U0001fffe"])
+def test_a_noncharacter_in_a_vms_csv_gets_the_same_reason(ch: str, tmp_path: Path) -> None:
+    (tmp_path / "aws").mkdir()
+    (tmp_path / "aws" / "vms.csv").write_text(
+        CSV_HEADER + f"g5.xlarge{ch},A10G,1,4,16,1.006,us-east-1,us-east-1a,0.4,,x86_64\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(tmp_path / "aws" / "vms.csv"),
+                                  "--out", str(tmp_path / "o")])
+    said = " ".join(r.output.split())
+    assert f"the instance type holds U+{ord(ch):04X}, {WHY}" in said, said
+    assert not (tmp_path / "o" / "cloud.yaml").exists()  # the only row left out: nothing written

@@ -104,8 +104,8 @@ class InputFile:
             line = self.data[: exc.start].count(b"\n") + 1
             raise FileProblem(f"is not UTF-8 text (byte 0x{self.data[exc.start]:02x})", line,
                               "Save it as UTF-8.") from exc
-        if "\0" in text[:4096] and (other := resave_problem(self.data)) is not None:  # ASCII in UTF-16/32: valid
-            raise FileProblem(*other)  # UTF-8 with NULs
+        if "\0" in text and (other := resave_problem(self.data)) is not None:  # UTF-16/32 text that is also
+            raise FileProblem(*other)  # valid UTF-8 (ASCII or CJK bytes), with NULs
         if text.startswith("\ufeff"):
             text = text[1:]
         if not text.strip():
@@ -245,13 +245,22 @@ _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)", "UTF-32"), (b"\x00\x00\
 
 def unicode_form(data: bytes) -> tuple[str, str] | None:
     """(what the bytes are, the iconv encoding that reads them) for text saved as UTF-32 or UTF-16, told by its byte
-    order mark ('UTF-16 (little-endian) text, by its byte order mark', 'UTF-16') or, without one, by where the NUL
-    bytes of mostly-ASCII text fall in its first 4,096 bytes: three of every four in UTF-32, every other one in UTF-16
-    ('UTF-32 (little-endian) text (3 of every 4 bytes are NUL)', 'UTF-32LE'); None for anything else. UTF-32 is
-    tested first: its NUL pattern also has every other byte NUL."""
+    order mark ('UTF-16 (little-endian) text, by its byte order mark', 'UTF-16'), by where the NUL bytes of
+    mostly-ASCII text fall in its first 4,096 bytes (three of every four in UTF-32, every other one in UTF-16:
+    'UTF-32 (little-endian) text (3 of every 4 bytes are NUL)', 'UTF-32LE'), or, for text of any script (CJK alone
+    included), by what a strict decode of the whole file makes certain (:func:`_decoded_form`); None for anything
+    else. Bytes that are UTF-8 and hold no NUL are UTF-8 text, always: they are tested first and give None, so no
+    reading as UTF-16 or UTF-32 can hide a UTF-8 file. UTF-32's NUL pattern is tested before UTF-16's: it also has
+    every other byte NUL."""
     for bom, name, iconv in _BOMS:
         if data.startswith(bom):
             return f"{name} text, by its byte order mark", iconv
+    if b"\0" not in data:
+        try:
+            data.decode("utf-8")
+            return None  # UTF-8 text (h39b 4: a valid UTF-8 file is always read as UTF-8)
+        except UnicodeDecodeError:
+            pass
     head = data[:4096]
     n = len(head) - len(head) % 4
     if n < 4:
@@ -270,35 +279,47 @@ def unicode_form(data: bytes) -> tuple[str, str] | None:
     return _decoded_form(data)
 
 
+#: The C0 controls a text file does not hold (all but tab, line feed and carriage return), NUL included.
+_C0_BUT_BREAKS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def _decoded_form(data: bytes) -> tuple[str, str] | None:
-    """:func:`unicode_form` for UTF-32 or UTF-16 text without a byte order mark whose characters past ASCII (CJK)
-    break the NUL pattern (h37a 15): bytes that are not UTF-8 (or hold NULs) and that a strict decode as UTF-32-LE,
-    UTF-32-BE, UTF-16-LE, then UTF-16-BE reads, within the first 4,096 bytes, as text: at least 95% printable
-    characters (or line breaks, tabs) and at least a tenth of them ASCII (a planner file's keys and punctuation
-    are; a Latin-1 file read as UTF-16 gives CJK characters alone). None otherwise."""
+    """:func:`unicode_form` for UTF-32 or UTF-16 text without a byte order mark whose characters past ASCII (CJK,
+    or any other script) break the NUL pattern (h37a 15, h39b 4), told by what each encoding makes certain. Called
+    only for bytes that are not UTF-8 or hold NULs (:func:`unicode_form`); the bytes must hold a NUL (every ASCII
+    character, a line break included, puts one in UTF-16 or UTF-32 text; Latin-1 text holds none). A reading
+    passes when the whole file decodes strictly (UTF-32: its length a multiple of 4, every 4-byte unit at most
+    U+10FFFF and no surrogate; UTF-16: its length even, no unpaired surrogate: The Unicode Standard, 3.9 Unicode
+    Encoding Forms, D90 and D91) to text that holds no C0 control but tab, line feed and carriage return; where the
+    bytes are also valid UTF-8 (with NULs), the reading must hold at least half as many line breaks as the UTF-8
+    reading, so that a UTF-8 file with a stray NUL (its line breaks split into other characters by the reading)
+    is not named UTF-16. UTF-32 is tried first (its text read as UTF-16 holds NULs, so it cannot pass as UTF-16);
+    where both byte orders pass, the one with more characters up to U+00FF (ASCII keys, punctuation, line breaks:
+    their NUL byte sits where that order puts it) is named, little-endian on a tie. None when no reading passes
+    (a file of CJK text alone with no line break and no NUL byte among them)."""
+    if b"\0" not in data:
+        return None
     try:
-        if b"\0" not in data[:4096]:
-            data.decode("utf-8")
-            return None  # UTF-8 text: not this
+        data.decode("utf-8")
+        utf8_breaks: int | None = data.count(b"\n") + data.count(b"\r")  # its line breaks read as UTF-8
     except UnicodeDecodeError:
-        pass
-    for codec, iconv, size in (("utf-32-le", "UTF-32LE", 4), ("utf-32-be", "UTF-32BE", 4),
-                               ("utf-16-le", "UTF-16LE", 2), ("utf-16-be", "UTF-16BE", 2)):
-        whole = len(data) <= 4096
-        if whole and len(data) % size:
+        utf8_breaks = None
+    for size in (4, 2):
+        if len(data) % size:
             continue
-        head = data if whole else data[:4096]
-        text = None
-        for cut in ((0,) if whole else (0, 2)):  # a surrogate pair cut at 4,096 bytes: one unit less
+        passing = []
+        for codec, iconv in ((f"utf-{size * 8}-le", f"UTF-{size * 8}LE"), (f"utf-{size * 8}-be", f"UTF-{size * 8}BE")):
             try:
-                text = head[:len(head) - len(head) % size - cut].decode(codec)
-                break
+                text = data.decode(codec)  # strict: a unit past U+10FFFF, a surrogate (UTF-32), a lone one (UTF-16)
             except UnicodeDecodeError:
                 continue
-        if not text:
-            continue
-        printable = sum(c.isprintable() or c in "\t\r\n" for c in text)
-        if printable >= 0.95 * len(text) and sum(c.isascii() for c in text) >= len(text) / 10:
+            if _C0_BUT_BREAKS.search(text):
+                continue
+            if utf8_breaks is not None and 2 * (text.count("\n") + text.count("\r")) < utf8_breaks:
+                continue
+            passing.append((len(text.encode("latin-1", "ignore")), codec, iconv))  # those up to U+00FF
+        if passing:
+            _, codec, iconv = max(passing, key=lambda p: p[0])  # max keeps the first (LE) on a tie
             order = "little-endian" if codec.endswith("le") else "big-endian"
             return f"{iconv[:6]} ({order}) text without a byte order mark", iconv
     return None

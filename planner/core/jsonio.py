@@ -16,7 +16,7 @@ from typing import Any
 
 from planner.core.bidi import bidi_problem
 from planner.core.infile import FileProblem, InputFile, read_input
-from planner.core.names import char_name
+from planner.core.names import NONCHARACTER, NONCHARACTER_WHY, char_name
 from planner.core.yamlio import _TOO_DEEP, _TOO_DEEP_HINT, LineDict
 from planner.core.yamlrules import YamlProblem
 
@@ -75,10 +75,9 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
         line = _line_of(text, r'"' + re.escape(json.dumps(exc.name)[1:-1]) + r'"\s*:')
         # the character as U+DC80, not '\udc80': the CLI shows a quoted '\udcXX' as the byte '\xXX' it stands for in a
         # path (planner.core.names.byte_escapes), but a file decoded as UTF-8 holds no such byte, only the JSON escape
-        why = ("it cannot be written as UTF-8" if exc.what == "a lone surrogate" else  # h36b 5: a noncharacter is
-               "the workbook's XML forbids it")                                          # valid UTF-8 and JSON
-        raise YamlProblem(f"invalid text at key {exc.name!a}: it holds U+{ord(exc.char):04X}, {exc.what}, which no "
-                          f"text planner reads may hold ({why})", line,
+        why = ("which no text planner reads may hold (it cannot be written as UTF-8)" if exc.what == "a lone "
+               "surrogate" else NONCHARACTER_WHY)  # h36b 5: a noncharacter is valid UTF-8; h39b 13: one reason
+        raise YamlProblem(f"invalid text at key {exc.name!a}: it holds U+{ord(exc.char):04X}, {exc.what}, {why}", line,
                           "Copy the config.json as the model publishes it.") from exc
     except _Duplicate as exc:
         line = _line_of(text, r'"' + re.escape(exc.name) + r'"\s*:', occurrence=2)
@@ -190,8 +189,7 @@ class _BadText(_Constant):
 #: A lone surrogate (JSON's "\\ud800" escape decodes to one) or a Unicode noncharacter (U+FDD0..U+FDEF, and
 #: the last two code points of each plane): Unicode 15.0 section 23.7 "Noncharacters"; RFC 8259 section 8.2
 #: leaves strings with lone surrogates' behaviour unpredictable.
-_BAD_CHAR = re.compile("[\ud800-\udfff\ufdd0-\ufdef"
-                       + "".join(chr(p * 0x10000 + 0xFFFE) + chr(p * 0x10000 + 0xFFFF) for p in range(17)) + "]")
+_BAD_CHAR = re.compile(f"[\ud800-\udfff{NONCHARACTER.pattern[1:-1]}]")
 
 
 def _check_text(key: str, value: Any) -> None:

@@ -102,7 +102,7 @@ def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
     """The first character of ``text`` that must not be shown as it is, or None.
 
     Unsafe: control characters (Unicode category Cc: C0, DEL, C1), the line and paragraph
-    separators U+2028 and U+2029, the noncharacters U+FDD0-U+FDEF, U+FFFE and U+FFFF,
+    separators U+2028 and U+2029, the 66 noncharacters (U+FDD0-U+FDEF, U+FFFE, U+FFFF, U+1FFFE ... U+10FFFF),
     :data:`BIDI_CONTROLS`, and invisible characters (category Cf, the Hangul fillers). With ``newlines``
     (a free text: a description, notes), line feed and tab are allowed, and so are the joiners ZWNJ and
     ZWJ where a script or an emoji sequence needs them (:func:`joined_here`); a name holds no joiner.
@@ -575,9 +575,18 @@ def _drawn_mark_problem(name: str) -> tuple[str, str] | None:
 
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (the C0 and C1 controls and DEL;
 # the Unicode Standard, 4.6 General Category, "Cc = Control": fixed, no character will be added).
-# The noncharacters U+FFFE and U+FFFF (and U+FDD0-U+FDEF) are not characters at all: XML 1.0 forbids
-# the first two (a workbook holding them is damaged), so two names differing by one would read the same.
-_NONCHARACTERS = "\ufdd0-\ufdef\ufffe\uffff"
+# The 66 noncharacters, U+FDD0-U+FDEF and the last two code points of each of the 17 planes (U+FFFE, U+FFFF,
+# U+1FFFE, U+1FFFF, ... U+10FFFF: The Unicode Standard 15.0, 23.7 "Noncharacters"), are not characters at all:
+# XML 1.0 (2.2 Characters) forbids U+FFFE and U+FFFF (a workbook holding them is damaged) and discourages the
+# others, so two names differing by one would read the same. All 66 are treated alike (h39b 13).
+_NONCHARACTERS = "\ufdd0-\ufdef" + "".join(chr(p * 0x10000 + 0xFFFE) + chr(p * 0x10000 + 0xFFFF) for p in range(17))
+#: A noncharacter (:data:`_NONCHARACTERS`), for the readers that refuse one wherever a file holds it.
+NONCHARACTER = re.compile(f"[{_NONCHARACTERS}]")
+#: Why no text the planner reads may hold a noncharacter, said alike by every reader (h39b 13): after
+#: "holds U+FFFE, a Unicode noncharacter, ".
+NONCHARACTER_WHY = ("which no text planner reads may hold: it is no character for text that is exchanged (The "
+                    "Unicode Standard, 23.7), and the workbook's XML forbids U+FFFE and U+FFFF and discourages the "
+                    "others (XML 1.0, 2.2)")
 # Invisible characters: Unicode category Cf ("Format": zero-width space and joiners, the BOM U+FEFF, the
 # soft hyphen, invisible operators, tag characters U+E0000-U+E007F; the Unicode Standard 15.0, 4.5
 # General Category; the ranges of the Unicode Character Database 14.0 that Python 3.11 carries,
@@ -672,9 +681,8 @@ def unsafe_problem(text: str, *, newlines: bool = False) -> str | None:
     if _INVISIBLE_RE.match(ch):
         return (f"holds {char_name(ch)}, shown as {_escaped(ch)}, an invisible character, which makes the text look "
                 "like another")
-    if "\ufdd0" <= ch <= "\ufdef" or ch in "\ufffe\uffff":
-        return (f"holds {char_name(ch)}, a Unicode noncharacter, which the workbook cannot hold (XML forbids it) "
-                "and terminals show differently")
+    if NONCHARACTER.match(ch):
+        return f"holds {char_name(ch)}, a Unicode noncharacter, {NONCHARACTER_WHY}"
     return f"holds the control character {char_name(ch)}, which would rewrite what the terminal and reports show"
 
 

@@ -36,7 +36,8 @@ from planner.core.names import clip_text
 from planner.core.yamllookalike import lookalike_slip
 from planner.core.yamlrules import (MERGE_TAG, Base60Problem, OtherBaseProblem, YamlProblem, comment_value,
                                     flow_comment, short_tag, tag_problem, written_tag, refuse_merge_clashes,
-                                    flow_thousands, hidden_break, key_problem, refuse_base_60, refuse_other_bases,
+                                    flow_thousands, hidden_break, key_problem, noncharacter_problem, refuse_base_60,
+                                    refuse_other_bases,
                                     refuse_separators, special_value, syntax_hint, syntax_slip)
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
@@ -399,9 +400,9 @@ def parse_yaml(text: str, *, max_nodes: int | None = MAX_NODES) -> Any:
             deeper than :data:`MAX_DEPTH`, more than ``max_nodes`` values, duplicate keys, several
             documents in one file.
     """
-    # a lone CR or U+2028 hides a line break, an RLO reorders what an editor shows; 'model:<U+00A0>x' reads as one
-    # text; "[16,384]" reads as two items; "key: #1" as empty
-    early = hidden_break(text) or bidi_problem(text) or lookalike_slip(text)
+    # a lone CR or U+2028 hides a line break, an RLO reorders what an editor shows; a noncharacter is refused
+    # anywhere, comments included (h39b 13); 'model:<U+00A0>x' reads as one text; "[16,384]" reads as two items; "key: #1" as empty
+    early = hidden_break(text) or bidi_problem(text) or noncharacter_problem(text) or lookalike_slip(text)
     if early is not None:
         raise YamlProblem(*early)
     if max_nodes is not None:
@@ -770,7 +771,7 @@ def _compose_and_build(loader: Any) -> Any:
 
 def _parse_pure(text: str) -> Any:
     """:func:`parse_yaml` with PyYAML's pure-Python parser (the messages the planner gives)."""
-    hidden = hidden_break(text) or bidi_problem(text) or lookalike_slip(text)
+    hidden = hidden_break(text) or bidi_problem(text) or noncharacter_problem(text) or lookalike_slip(text)
     if hidden is not None:
         raise YamlProblem(*hidden)
     try:

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from planner.core.infile import FileProblem
-from planner.core.names import char_name, clip_text
+from planner.core.names import NONCHARACTER, NONCHARACTER_WHY, char_name, clip_text
 from planner.core.shares import share_hint, share_key
 
 
@@ -50,6 +50,21 @@ def hidden_break(text: str) -> tuple[str, int, str] | None:
     return (f"holds {char_name(m.group())} at line {line} column {column}, which YAML 1.1 reads as a line break "
             "though editors show none (what follows it would be read as a new line)", line,
             "Remove it, or use a real line break.")
+
+
+def noncharacter_problem(text: str) -> tuple[str, int, str] | None:
+    """Why ``text`` (a YAML file's) cannot be read when it holds one of the 66 Unicode noncharacters
+    (:data:`planner.core.names.NONCHARACTER`) anywhere, comments included, as (problem, line, hint) at the first one,
+    with its line and column; None when it holds none. PyYAML's reader refuses U+FFFE and U+FFFF alone (and would
+    call them control characters), a name or text refuses all 66, and the Assumptions sheet copies the file's
+    comments: refused here, all 66 are refused alike, with one reason (h39b 13)."""
+    m = None if text.isascii() else NONCHARACTER.search(text)
+    if m is None:
+        return None
+    line = text.count("\n", 0, m.start()) + 1
+    column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    return (f"holds {char_name(m.group())} at line {line} column {column}, a Unicode noncharacter, {NONCHARACTER_WHY}",
+            line, "Remove it; a planner file is plain text.")
 
 
 def key_problem(key: Any, key_node: yaml.ScalarNode, value_node: yaml.Node) -> tuple[str, int, str]:

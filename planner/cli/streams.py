@@ -307,9 +307,10 @@ def _installation_streams() -> Iterator[Path]:
         if where == cfg or any(where.startswith(r.rstrip("/") + "/") for r in roots):
             yield Path(where)
             continue
-        if st.st_nlink > 1 or not _names_it(where, st):
+        if st.st_nlink > 1 or (st.st_nlink == 1 and not _names_it(where, st)):
             # a hard link elsewhere to such a file (h39a N1), or one whose name was removed after the shell opened it
-            # (h40a N1: `exec 3>>link; rm link`, the file left with one link, its own): found by device and inode
+            # (h40a N1: `exec 3>>link; rm link`, the file left with one link, its own): found by device and inode.
+            # A file with no link left (a removed temporary file, pytest's capture file) is none of the installation's
             other = _linked_in(roots, cfg, (st.st_dev, st.st_ino)) or _linked_startup(search, (st.st_dev, st.st_ino))
             if other is not None:
                 yield Path(where) if _names_it(where, st) else Path(other)  # a name the refusal can stat and show

@@ -229,3 +229,14 @@ def test_a_noncharacter_in_a_vms_csv_gets_the_same_reason(ch: str, tmp_path: Pat
     said = " ".join(r.output.split())
     assert f"the instance type holds U+{ord(ch):04X}, {WHY}" in said, said
     assert not (tmp_path / "o" / "cloud.yaml").exists()  # the only row left out: nothing written
+
+
+@pytest.mark.parametrize("size", [0, 1])  # the file's length even or odd
+def test_a_one_line_utf8_json_with_a_stray_nul_is_not_named_utf16(tmp_path: Path, size: int) -> None:
+    # on the merged tree: '{"a": "x\0y"}' on one line (no line break to compare) was named UTF-16 big-endian, as
+    # every pair of ASCII bytes decodes to a CJK-range character; such a reading holds at most one character of a
+    # file's syntax (the one the NUL pairs with)
+    from planner.core.infile import unicode_form
+
+    data = b'{"model_type": "llama", "x": "a\x00b"' + b" " * size + b"}"
+    assert unicode_form(data) is None

@@ -283,6 +283,12 @@ def unicode_form(data: bytes) -> tuple[str, str] | None:
 _C0_BUT_BREAKS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
+#: Characters every planner file (YAML, JSON, CSV) is made with: a reading of bytes that are also valid UTF-8 must
+#: hold two of them at least, where a UTF-8 file with a stray NUL, read as UTF-16, holds at most the one character
+#: the NUL pairs with (its other bytes pair into CJK-range characters).
+_SYNTAX = "\n:{}[],\"=#"
+
+
 def _decoded_form(data: bytes) -> tuple[str, str] | None:
     """:func:`unicode_form` for UTF-32 or UTF-16 text without a byte order mark whose characters past ASCII (CJK,
     or any other script) break the NUL pattern (h37a 15, h39b 4), told by what each encoding makes certain. Called
@@ -292,8 +298,8 @@ def _decoded_form(data: bytes) -> tuple[str, str] | None:
     U+10FFFF and no surrogate; UTF-16: its length even, no unpaired surrogate: The Unicode Standard, 3.9 Unicode
     Encoding Forms, D90 and D91) to text that holds no C0 control but tab, line feed and carriage return; where the
     bytes are also valid UTF-8 (with NULs), the reading must hold at least half as many line breaks as the UTF-8
-    reading, so that a UTF-8 file with a stray NUL (its line breaks split into other characters by the reading)
-    is not named UTF-16. UTF-32 is tried first (its text read as UTF-16 holds NULs, so it cannot pass as UTF-16);
+    reading and two characters of a file's syntax (:data:`_SYNTAX`), so that a UTF-8 file with a stray NUL (its line
+    breaks and punctuation paired into other characters by the reading) is not named UTF-16. UTF-32 is tried first (its text read as UTF-16 holds NULs, so it cannot pass as UTF-16);
     where both byte orders pass, the one with more characters up to U+00FF (ASCII keys, punctuation, line breaks:
     their NUL byte sits where that order puts it) is named, little-endian on a tie. None when no reading passes
     (a file of CJK text alone with no line break and no NUL byte among them)."""
@@ -315,7 +321,8 @@ def _decoded_form(data: bytes) -> tuple[str, str] | None:
                 continue
             if _C0_BUT_BREAKS.search(text):
                 continue
-            if utf8_breaks is not None and 2 * (text.count("\n") + text.count("\r")) < utf8_breaks:
+            if utf8_breaks is not None and (2 * (text.count("\n") + text.count("\r")) < utf8_breaks
+                                            or sum(map(text.count, _SYNTAX)) < 2):
                 continue
             passing.append((len(text.encode("latin-1", "ignore")), codec, iconv))  # those up to U+00FF
         if passing:

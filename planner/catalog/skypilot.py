@@ -96,9 +96,9 @@ from planner.catalog.cloud import region_case
 from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, is_whole, read_rows)
-from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, OverlayGpuNames, _check_duplicates,
-                                          _first_foreign, _num, _row_gpu, _Zone, _zones, gpu_id, instance_key, region_problem,
-                                          spot_below, zone_region)
+from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, OverlayGpuNames, _check_duplicates, _num, _row_gpu,
+                                          _Zone, _zones, gpu_id, instance_key, spot_below)
+from planner.catalog.skypilot_zones import _first_foreign, region_problem, zone_region
 from planner.catalog.skypilot_result import Imported, ImportResult
 from planner.core.names import unsafe_problem
 
@@ -453,7 +453,7 @@ def _row_refused(row: Imported, shown: str, check_rows: bool, cells: Mapping[str
 
 def _region_option_note(provider: str, region: str, rows: Sequence[Mapping[str, str]]) -> str | None:
     """Why ``--region`` names no region of the file, with what to give (import_summary.region_note), or None. A
-    ``--region`` that is a zone's name of any form (skypilot_rows.zone_region: a Local Zone, a zone id, a RunPod
+    ``--region`` that is a zone's name of any form (skypilot_zones.zone_region: a Local Zone, a zone id, a RunPod
     data centre) is answered with the region it belongs to (h38b N6: 'us-east-1-bos-1a' was written as a region).
     The file's regions are those the import could write: a Region that is not ASCII (a lookalike), holds a
     control character or is a zone's name is never one, so never offered nor taken for the one asked (h38b m1: a

@@ -166,6 +166,19 @@ def _lambda_forms(instance: str) -> tuple[bool, bool]:
     return "pcie" in words, any(re.fullmatch(r"sxm[0-9]*", w) for w in words)
 
 
+def _lambda_memories(low: str) -> list[str]:
+    """The GPU memories (GB, as written) a Lambda instance type ``low`` (lower case) names, in order, each once: a word
+    ``_80gb`` or ``_80g`` between '_', and a ``-80gb``/``-80g`` end of its GPU word, the third '_' word, which
+    SkyPilot's Lambda fetcher reads as the AcceleratorName (fetch_lambda_cloud.py ``name_to_gpu_and_cnt``:
+    ``name.split('_')[2].upper()``, so 'gpu_1x_a100-80gb_sxm4' is its 'A100-80GB'; skypilot-org/skypilot
+    @115eca47b739). h39b 17: '-80gb' and '_80g' were not read, and two memories were said as one."""
+    words = low.split("_")
+    found = [w[:-2] if w.endswith("gb") else w[:-1] for w in words if re.fullmatch(r"\d+gb?", w)]
+    end = re.search(r"-(\d+)gb?$", words[2]) if len(words) > 2 else None
+    found += [end.group(1)] if end else []
+    return list(dict.fromkeys(str(int(m)) for m in found))
+
+
 def lambda_count(instance: str) -> int | None:
     """The GPU count a Lambda instance type names (``gpu_8x_a100`` -> 8), None where it names none."""
     m = re.match(r"gpu_(\d+)x_", instance.strip(), re.IGNORECASE)
@@ -233,7 +246,10 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
         named = lambda_count(inst)
         if named is not None and named != count:
             return f"the instance type {_quoted(instance)} names {_gpus(named)}, but AcceleratorCount gives {_quoted(name)} x{count}"
-        mem = re.findall(r"(?:^|_)(\d+)gb(?=_|$)", low)
+        mem = _lambda_memories(low)
+        if len(set(mem)) > 1:  # 'gpu_1x_a100_40gb_80gb_sxm4' (h39b 17): said so, not as one of them
+            return (f"the instance type {_quoted(instance)} names two memories ({' and '.join(f'{m} GB' for m in mem)}), "
+                    "so which card it has cannot be told")
         has = re.search(r"-(\d+)gb$", acc)
         own = int(has.group(1)) if has else _NAMED_MEMORY.get(acc)
         if mem and own is not None and any(int(m) != own for m in mem):

@@ -99,7 +99,8 @@ from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_CO
 from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, OverlayGpuNames, _check_duplicates, _num, _row_gpu,
                                           _Zone, _zones, gpu_id, instance_key, spot_below)
 from planner.catalog.skypilot_zones import _first_foreign, region_problem, zone_region
-from planner.catalog.skypilot_layout import LAYOUTS, PROVIDERS, _check_layout, detect_provider, header_provider
+from planner.catalog.skypilot_layout import (LAYOUTS, PROVIDERS, _check_columns, _check_layout, detect_provider,
+                                            header_provider, unread_columns_note)
 from planner.catalog.skypilot_result import Imported, ImportResult
 from planner.core.names import unsafe_problem
 
@@ -306,6 +307,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                             f"{said} says {provider}; the rows would be labelled {provider} with {by_header}'s "
                             f"prices. Import it as {by_header} (--provider {by_header}, or from a folder named "
                             f"{by_header}), or give {provider}'s own vms.csv")
+    _check_columns(path, provider, header, "--provider" if given else "its directory's name")
     # rows that cannot be read: left out, with every row of their instance type (refused rather than priced
     # from the rows that remain)
     rows_read = len(rows) + sum(len(lines) for lines in no_gpu.values())  # those dropped as read too
@@ -320,7 +322,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     rows = [r for r in rows if "_bad" not in r]
     _check_layout(path, provider, header, rows)
     rows = _check_duplicates(path, provider, rows)
-    result = ImportResult(rows_read=rows_read)
+    result = ImportResult(rows_read=rows_read, unread_note=unread_columns_note(provider, header, rows))
     dropped: dict[str, list[tuple[str, str]]] = {}
     cells: dict[str, dict[str, str]] = {}  # instance key -> its counts and memory as written (h21b M4)
     zones, meta, lines = _zones(path, provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names,

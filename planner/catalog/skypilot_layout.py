@@ -73,6 +73,32 @@ def header_provider(header: Sequence[str]) -> str | None:
     return next((p for p, cols in HEADERS.items() if tuple(header) == cols), None)
 
 
+def _check_columns(path: Path, provider: str, header: Sequence[str], said: str) -> None:
+    """Refuse a header holding a column of another provider's v8 layout (:data:`HEADERS`) that ``provider``'s lacks,
+    in whatever order (h39b 19: AWS's columns reordered, saved under ``lambda/``, were imported as Lambda machines,
+    AWS's spot prices and all; columns are read by name, so the "column for column" check missed them). ``said``
+    names what gave ``provider`` ('--provider' or 'its directory's name').
+
+    Raises:
+        ImportProblem: naming the columns and the provider(s) whose layout holds them all (exact set first).
+    """
+    known = {c for cols in HEADERS.values() for c in cols}
+    extra = [c for c in header if c in known and c not in HEADERS[provider]]
+    if not extra:
+        return
+    cols = {c for c in header if c in known}
+    fits = [p for p, layout in HEADERS.items() if set(layout) == cols] or \
+        [p for p, layout in HEADERS.items() if cols <= set(layout)] or \
+        [p for p, layout in HEADERS.items() if set(extra) <= set(layout)]
+    whose = (f"its columns are {' or '.join(fits)}'s vms.csv layout" + ("" if header_provider(header) else
+             ", in another order") if fits else "no provider's layout holds them all")
+    raise ImportProblem(f"{path}: line 1: its header has {', '.join(extra)}, which {provider}'s vms.csv layout lacks "
+                        f"({','.join(HEADERS[provider])}): {whose}, but {said} says {provider}, so the rows would "
+                        f"be labelled {provider} with another cloud's prices",
+                        hint=(f"Import it as {fits[0]} (--provider {fits[0]}, or from a folder named {fits[0]}), or "
+                              if fits else "Remove those columns, or ") + f"give {provider}'s own vms.csv.")
+
+
 def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:
     """Refuse a layout the importer would misread: SkyPilot's v7 RunPod file (GpuInfo a bare name
     before Region; MemoryGiB there is the GPU memory, not the host's RAM)."""
@@ -84,3 +110,34 @@ def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequen
             raise ImportProblem(f"{path}: line {r['_line']}, column GpuInfo: {_quoted(info)} is SkyPilot's v7 RunPod "
                                 "layout (GpuInfo a bare name, MemoryGiB the GPU memory rather than the host's RAM); "
                                 "import catalogs/v8/runpod/vms.csv instead")
+
+
+#: The columns SkyPilot writes that planner reads for nothing, with the values its fetchers write there: AWS's Arch is
+#: the first of the EC2 API's ProcessorInfo SupportedArchitectures (fetch_aws.py @005261080a6b ``get_arch``; the
+#: API's ArchitectureType values i386, x86_64, arm64, x86_64_mac, arm64_mac; empty where it gives none), Azure's
+#: Generation the HyperVGenerations capability (fetch_azure.py ``parse_capabilities``: V1, V2, 'V1,V2').
+_UNUSED_VALUES = {"Arch": frozenset({"", "i386", "x86_64", "arm64", "x86_64_mac", "arm64_mac"}),
+                  "Generation": frozenset({"", "V1", "V2", "V1,V2"})}
+
+
+def unread_columns_note(provider: str, header: Sequence[str], rows: Sequence[Mapping[str, str]]) -> str | None:
+    """One line naming the columns the import reads nothing from that a user may think it does (h39b 7: 'Discount'
+    and an Arch of '=1+1' loaded without a word), or None: a column no provider's v8 layout (:data:`HEADERS`) has,
+    and a column of :data:`_UNUSED_VALUES` where a row (of ``rows``, those read) gives a value SkyPilot's fetcher
+    never writes there (its first rows' values and lines said). A column of SkyPilot's own with its values is not
+    named: the file is as SkyPilot writes it."""
+    known = {c for cols in HEADERS.values() for c in cols}
+    parts = []
+    alien = [c for c in header if c not in known]
+    if alien:
+        parts.append(f"column{'s' if len(alien) > 1 else ''} {', '.join(_quoted(c) for c in alien)} read for nothing "
+                     "(no SkyPilot vms.csv has such a column; planner does not apply it)")
+    for col, written in _UNUSED_VALUES.items():
+        if col not in header or col not in HEADERS[provider]:
+            continue
+        odd = [(r.get("_line"), v) for r in rows if (v := (r.get(col) or "").strip()) not in written]
+        if odd:
+            shown = ", ".join(f"{_quoted(v)} on line {line}" for line, v in odd[:3]) + (", ..." if len(odd) > 3 else "")
+            parts.append(f"column {col} read for nothing, and {len(odd)} row(s) give a value SkyPilot never writes "
+                         f"there ({shown}; it writes {', '.join(sorted(v for v in written if v))})")
+    return "; ".join(parts) or None

@@ -17,7 +17,7 @@ from planner.catalog.aliases import (GCP_MACHINE_GPUS, aliases_by_lower, catalog
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted, is_whole
 from planner.catalog.skypilot_result import ImportResult
-from planner.catalog.skypilot_zones import _first_foreign, _region_problem, _zone_problem, fold
+from planner.catalog.skypilot_zones import _first_foreign, _region_problem, _zone_problem, fold, foreign_problem
 
 #: The clouds whose instance types are all lower case: AWS ('g5.2xlarge', its EC2 API takes no other spelling) and
 #: Google Cloud ('a2-highgpu-1g'), as every row of SkyPilot's catalogs/v8 aws and gcp vms.csv writes them. Azure
@@ -244,8 +244,13 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
     drops: dict[str, list[tuple[str, str]]] = {} if dropped is None else dropped
     by_lower = aliases_by_lower()  # once per import, not per row
 
-    def leave(inst: str, shown: str, line: str, why: str) -> None:
-        result.skipped.setdefault(shown, why)
+    def leave(inst: str, shown: str, line: str, why: str, every: bool = False) -> None:
+        # every: said of each row that gives it, not only of its instance type's first row (h39b 2: a Region that
+        # is a zone's, a character outside ASCII)
+        if every and shown in result.skipped and result.skipped[shown] != why:
+            result.skipped[f"the row on line {line} of {shown}"] = why
+        else:
+            result.skipped.setdefault(shown, why)
         drops.setdefault(inst, []).append((line, why))
 
     zones: dict[str, list[_Zone]] = {}
@@ -256,46 +261,25 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
     first_rows: dict[str, Mapping[str, str]] = {}  # an instance type's first priced row, whose hardware the rest match
     for r in rows:
         raw = (r.get("InstanceType") or "").strip()
+        named = (r.get("AcceleratorName") or "").strip()
+        foreign = foreign_problem(r, _nfkc_gpu(provider, raw, named, r.get("GpuInfo") or "", known))
         if not raw:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
-            if provider != "gcp" or not (r.get("AcceleratorName") or "").strip():
+            if provider != "gcp" or not named:
                 result.skipped.setdefault(f"the row on line {r['_line']}",
                                           f"line {r['_line']}: no InstanceType (empty), so no instance to name")
+            elif foreign is not None:  # left out of _gcp_gpu_rows: said, not only its VM row's missing GPU row
+                result.skipped.setdefault(f"the row on line {r['_line']}", f"line {r['_line']}: the GPU row: {foreign}")
             continue
         inst = instance_key(provider, raw)
         shown = spelled.setdefault(inst, raw)
-        if provider == "gcp":
-            if inst not in GCP_MACHINE_GPUS:
-                named = (r.get("AcceleratorName") or "").strip()
-                leave(inst, shown, r["_line"], f"line {r['_line']}: " + (
-                    f"the row names {_quoted(named)} GPUs, but machine type {raw} is not one planner knows the GPUs "
-                    "of (its table of GCP accelerator machine types), so it is not imported" if named else
-                    "no GPU (not a GCP accelerator machine type)"))  # h35b: an unknown one was said to have none
-                continue
-            acc, count = GCP_MACHINE_GPUS[inst]
-            named = (r.get("AcceleratorName") or "").strip()
-            said = (r.get("AcceleratorCount") or "").strip()
-            if (named and fold(named) != acc.lower()) or (said and _num(said) != count):
-                # the row names other GPUs than its machine type carries: not read over (h35b N1)
-                # the count as a number where it reads as one ('A100' x2, h36b m10; '1.0' as x1, h38b m7), else
-                # quoted as text
-                leave(inst, shown, r["_line"], f"line {r['_line']}: the row names {_quoted(named or acc)} x"
-                                               f"{_count_said(said) if said else count}"
-                                               f", but machine type {raw} carries "
-                                               f"{_quoted(acc)} x{count}")
-                continue
-        else:
-            acc = (r.get("AcceleratorName") or "").strip()
-            given = _num(r.get("AcceleratorCount")) or 0.0
-            written = (r.get("AcceleratorCount") or "").strip()
-            if acc and given > 0 and (given != int(given) or not is_whole(written)):  # by its digits (h21b N2)
-                fraction = f"{given:g}" if given != int(given) else _quoted(written)
-                leave(inst, shown, r["_line"],
-                      f"line {r['_line']}: a fraction ({fraction}) of one {acc}, not a whole GPU")
-                continue
-            count = int(given)
-            if not acc or count <= 0:
-                leave(inst, shown, r["_line"], f"line {r['_line']}: no GPU")
-                continue
+        if foreign is not None:  # the first reason, whatever else fails (h39b 8-10)
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {foreign}", every=True)
+            continue
+        gpus = _row_gpus(provider, inst, raw, r)
+        if isinstance(gpus, str):
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {gpus}")
+            continue
+        acc, count = gpus
         gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names, by_lower)
         if gid is None:
             leave(inst, shown, r["_line"], f"line {r['_line']}: " + _no_gpu_why(provider, inst, raw, acc, r.get(
@@ -304,6 +288,10 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
         if not (r.get("Region") or "").strip():  # no place to list it in: said, as a row of no GPU is (h23b M2)
             leave(inst, shown, r["_line"],
                   f"line {r['_line']}: no Region ({'empty' if not r.get('Region') else 'blank'})")
+            continue
+        why = _region_problem(provider, r)  # a zone's name or a control character: said of every row (h39b 2)
+        if why is not None:
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {why}", every=True)
             continue
         why = _row_problem(provider, r, raw, acc, count, gid, gpu_memory)
         if why is not None:
@@ -365,6 +353,32 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
                                              "its other rows' zones, to add to the VM row's price")
     return zones, meta, lines
+
+
+def _row_gpus(provider: str, inst: str, raw: str, r: Mapping[str, str]) -> tuple[str, int] | str:
+    """A row's (AcceleratorName, whole GPU count), or why it has none to read: GCP's from its machine type
+    (GCP_MACHINE_GPUS), a row naming others left out (h35b N1; the count as a number where it reads as one, 'A100'
+    x2, h36b m10; '1.0' as x1, h38b m7), an unknown machine type said so (h35b); another cloud's from the row, a
+    fraction by its digits (h21b N2), or none ("no GPU")."""
+    named = (r.get("AcceleratorName") or "").strip()
+    said = (r.get("AcceleratorCount") or "").strip()
+    if provider == "gcp":
+        if inst not in GCP_MACHINE_GPUS:
+            return (f"the row names {_quoted(named)} GPUs, but machine type {raw} is not one planner knows the GPUs "
+                    "of (its table of GCP accelerator machine types), so it is not imported" if named else
+                    "no GPU (not a GCP accelerator machine type)")
+        acc, count = GCP_MACHINE_GPUS[inst]
+        if (named and fold(named) != acc.lower()) or (said and _num(said) != count):
+            return (f"the row names {_quoted(named or acc)} x{_count_said(said) if said else count}, but machine "
+                    f"type {raw} carries {_quoted(acc)} x{count}")
+        return acc, count
+    given = _num(said) or 0.0
+    if named and given > 0 and (given != int(given) or not is_whole(said)):
+        fraction = f"{given:g}" if given != int(given) else _quoted(said)
+        return f"a fraction ({fraction}) of one {named}, not a whole GPU"
+    if not named or int(given) <= 0:
+        return "no GPU"
+    return named, int(given)
 
 
 def _no_gpu_why(provider: str, inst: str, raw: str, acc: str, info: str, known: set[str] | None,
@@ -435,14 +449,20 @@ def _same_hardware(path: Path, provider: str, inst: str, r: Mapping[str, str], h
 def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str:
     """Why a row's accelerator ``acc`` is left out: no gpus.yaml entry; where its NFKC form (full-width 'ａ10g' ->
     'a10g') is one, that is said as a hint, not taken (h20b M2: a row of such letters is not SkyPilot's)."""
-    why = f"GPU {_quoted(acc)} has no gpus.yaml entry"
+    return _nfkc_gpu(provider, inst, acc, info, known) or f"GPU {_quoted(acc)} has no gpus.yaml entry"
+
+
+def _nfkc_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str | None:
+    """Why an accelerator ``acc`` whose NFKC form is a catalog GPU (full-width 'ａ10g' -> a10g) is not taken, naming
+    its first character outside ASCII and the GPU it would be; None where it has none or its form is no GPU."""
     folded = unicodedata.normalize("NFKC", acc)
-    if folded == acc:
-        return why
-    gid = gpu_id(provider, inst, folded, info)
+    if folded == acc or acc.isascii():
+        return None
+    gid = gpu_id(provider, instance_key(provider, inst), folded, info)
     if gid is None or (known is not None and gid not in known):
-        return why
-    return f"{why}; it holds {_first_foreign(acc)}: written {_quoted(folded)}, it would be GPU {gid}"
+        return None
+    return (f"GPU {_quoted(acc)} has no gpus.yaml entry; it holds {_first_foreign(acc)}: written {_quoted(folded)}, "
+            f"it would be GPU {gid}")
 
 
 #: The AWS instance types whose AcceleratorName or count SkyPilot's fetcher writes otherwise than their GpuInfo
@@ -513,7 +533,8 @@ def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | s
 def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
                       gpu_memory: Mapping[str, float] | None, instance: str = "") -> str | None:
     """Why a RunPod, AWS or Lambda row's ``GpuInfo`` contradicts its ``AcceleratorName``, ``AcceleratorCount`` or GPU
-    (None: it agrees, or the provider is another, or an AWS or Lambda GpuInfo is empty or not a dict).
+    (None: it agrees, or the provider is another, or an AWS or Lambda GpuInfo is empty, ``{}`` or a bare name; a list
+    such as ``[]`` is not the dict SkyPilot writes: left out).
 
     RunPod: SkyPilot's fetcher derives the AcceleratorName from the GpuInfo's ``Name`` (planner.catalog.aliases.
     runpod_name) and writes the count there and the GPU's memory in ``SizeInMiB`` (fetch_runpod.py ``get_gpu_info``:
@@ -536,8 +557,10 @@ def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
         return None if provider != "runpod" else ("no GpuInfo (empty): SkyPilot's RunPod fetcher writes one on every "
                                                   "GPU row, so the row is not one of its files")
     inst = instance.strip().lower()
-    if provider != "runpod" and (not info.strip().startswith("{") or info.strip().replace(" ", "") == "{}"):
-        return None  # not the EC2 API's dict (a bare name, as hand-made files write it): not SkyPilot's v8, not read
+    if provider != "runpod" and (not info.strip().startswith(("{", "[", "(")) or info.strip().replace(" ", "") == "{}"):
+        # not the EC2 API's dict (a bare name, as hand-made files write it; 'None'): not SkyPilot's v8, not read; a
+        # list or tuple ('[]') is read, and said not to be the dict SkyPilot writes (h39b 15: taken as empty)
+        return None
     read = _info_gpus(info)
     if isinstance(read, str):
         # a GpuInfo holding ' is quoted with " (cut after 40 characters, as _quoted does), so the summary's grouping
@@ -607,7 +630,8 @@ def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult
     price (module docstring), the two as written, and the row's line."""
     gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None, tuple[str, str], str]] = {}
     for r in rows:
-        if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
+        if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip() \
+                and foreign_problem(r) is None:  # one not ASCII is left out, said by _zones (h39b 10)
             count = int(_num(r["AcceleratorCount"]) or 0)
             spot = _spot(r, result)
             key = (fold(r["AcceleratorName"].strip()), count, fold(r["Region"].strip()),

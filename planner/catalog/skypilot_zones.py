@@ -201,3 +201,41 @@ def _first_foreign(text: str) -> str | None:
     kind = "a C1 control character" if 0x80 <= ord(c) <= 0x9F else \
         _UNNAMED.get(unicodedata.category(c), "a character without a Unicode name")
     return f"U+{ord(c):04X} ({kind})"
+
+
+#: The columns that place a row and match it to its GPU (h39b 8-10): a character outside ASCII in any of them is
+#: the first reason a row is left out for, before any check that reads the column (SkyPilot's files write them
+#: all in ASCII, the clouds' names; a lookalike, U+212A KELVIN SIGN drawn as 'K', would otherwise be blamed on
+#: another check, or joined case-blind to the real name).
+COMPARED_COLUMNS = ("InstanceType", "AcceleratorName", "Region", "AvailabilityZone")
+
+
+def foreign_problem(r: Mapping[str, str], gpu_hint: str | None = None) -> str | None:
+    """Why row ``r`` is left out for a character outside ASCII in a column of :data:`COMPARED_COLUMNS` (the first
+    such column, the first such character named, ``planner.core.names.unsafe_problem``'s words for a control,
+    bidirectional or invisible one in the instance type or region); None where all are ASCII. ``gpu_hint``: the
+    reason to give for a non-ASCII AcceleratorName whose NFKC form is a catalog GPU (the caller's, naming it)."""
+    from planner.core.names import unsafe_problem
+
+    for col in COMPARED_COLUMNS:
+        text = (r.get(col) or "").strip()
+        foreign = _first_foreign(text)
+        if foreign is None:
+            continue
+        what = {"InstanceType": "instance type", "Region": "region"}.get(col)
+        why = unsafe_problem(text) if what else None
+        if col == "InstanceType":
+            return f"the instance type {why}" if why else (
+                f"the instance type holds {foreign}, not ASCII as the clouds' instance types are, and the catalog id "
+                "would drop it")
+        if col == "Region":
+            return f"the region {_quoted(text)} {why}" if why else (
+                f"the region {_quoted(text)} holds {foreign}, not ASCII as the clouds' regions are (a lookalike of "
+                "another region)")
+        if col == "AcceleratorName" and gpu_hint:
+            return gpu_hint
+        if col == "AcceleratorName":  # said as a GPU without an entry is, with its character (h39b: 'mı300x')
+            return f"GPU {_quoted(text)} has no gpus.yaml entry; it holds {foreign}, not ASCII as SkyPilot's GPU names are"
+        return (f"its AvailabilityZone {_quoted(text)} holds {foreign}, not ASCII as the clouds' zones are, so it is not "
+                f"a zone of its Region {_quoted((r.get('Region') or '').strip())}")
+    return None

@@ -206,3 +206,22 @@ def test_gpuinfo_counts_differing_only_in_number_are_one_kind() -> None:
     assert len(lines) == 1 and lines[0].startswith("left out 3:"), lines
     assert "line 3: g5.x2 2" in lines[0] and "line 4: g5.x3 3" in lines[0], lines
 
+
+# --- Azure counts: _AZURE_COUNTS checked against Microsoft's published SKU list (aspire.dev) ---------------------
+
+AZURE_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,Generation"
+
+
+@pytest.mark.parametrize("size, acc, count, kept", [
+    ("Standard_NC32ads_A10_v4", "A10", 2, True),  # NCADSA10v4: NC32ads carries 2 GPUs
+    ("Standard_NC32ads_A10_v4", "A10", 1, False),
+    ("Standard_NC8ads_A10_v4", "A10", 2, False),  # NC8ads carries 1
+    ("Standard_ND96is_MI300X_v5", "MI300X", 4, False),  # 8, as SkyPilot's AZURE_MISSING_GPU_COUNT gives it
+])
+def test_azure_counts_added_from_the_published_sku_list(tmp_path: Path, size: str, acc: str, count: int,
+                                                        kept: bool) -> None:
+    path = vms_csv(tmp_path, "azure", AZURE_HEADER, f"{size},{acc},{count},32,400,,3.0,1.0,eastus,V2")
+    result = import_file(path)
+    assert [r.instance for r in result.rows] == ([size] if kept else []), result.skipped
+    if not kept:
+        assert "but AcceleratorCount gives" in _said(result), result.skipped

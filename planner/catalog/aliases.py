@@ -198,8 +198,16 @@ _AZURE_V100 = re.compile(r"^Standard_(NC\d+r?s_v3|ND\d+rs_v2)$", re.IGNORECASE)
 # Azure size pages; see _AZURE_SXM): SkyPilot's 'A100' is the 40 GB card, 'A100-80GB' the 80 GB one
 _AZURE_A100_80 = re.compile(r"^Standard_ND\d+amsr_A100_v4$", re.IGNORECASE)
 #: GPUs per VM of the Azure GPU sizes whose count is fixed (h39b m12: NC40ads H100 v5 x8 was written), by lower
-#: case, from Azure's size pages (nc-a100-v4, ncads-h100-v5, nccadsh100v5, ndm-a100-v4, nd-a100-v4, nd-h100-v5,
-#: nd-h200-v5, nd-mi300x-v5, ncast4-v3, ncv3, ndv2 series). NVads A10 v5 sizes carry fractions of a GPU: not here.
+#: case. SkyPilot's Azure fetcher takes the count from the SKU list's `GPUs` capability (fetch_azure.py
+#: ``parse_capabilities``, skypilot-org/skypilot @0089fca0c9a4), so these are checked against that list as
+#: Microsoft's .NET Aspire publishes it per family (aspire.dev reference, Aspire.Hosting.Azure.Kubernetes
+#: AksNodeVmSizes.cs, "Standard_NC24ads_A100_v4 -- 24 vCPUs -- 220 GB RAM -- 1 GPU(s)"; read 2026-12-08 for every
+#: size below: NCADSA100v4 1/2/4, NCadsH100v5 1/2, NCCads2023 1, NDASv4_A100 8, NDAMSv4_A100 8, NDSH100v5 8,
+#: NDISRH200V5 8, NDISv5MI300X ND96isr 8, NDSv2 8, NCASv3_T4 1/1/1/4, NCSv3 1/2/4/4, NCADSA10v4 1/1/2), and with
+#: Azure's size pages (nd-mi300x-v5-series.md: "Standard_ND96isr_MI300X_v5 ... 8 MI300X"). Standard_ND96is_MI300X_v5
+#: has no `GPUs` capability in that list; SkyPilot's fetcher gives it 8 (AZURE_MISSING_GPU_COUNT, "from the Azure
+#: size documentation"). NVads A10 v5 sizes carry fractions of a GPU (the fetcher's
+#: AZURE_FRACTIONAL_A10_INS_TYPE_TO_NUM_GPUS): not here.
 _AZURE_COUNTS = {
     "standard_nc24ads_a100_v4": 1, "standard_nc48ads_a100_v4": 2, "standard_nc96ads_a100_v4": 4,
     "standard_nc40ads_h100_v5": 1, "standard_nc80adis_h100_v5": 2, "standard_ncc40ads_h100_v5": 1,
@@ -207,6 +215,8 @@ _AZURE_COUNTS = {
     "standard_nd96isr_h200_v5": 8, "standard_nd96isr_mi300x_v5": 8, "standard_nd40rs_v2": 8,
     "standard_nc4as_t4_v3": 1, "standard_nc8as_t4_v3": 1, "standard_nc16as_t4_v3": 1, "standard_nc64as_t4_v3": 4,
     "standard_nc6s_v3": 1, "standard_nc12s_v3": 2, "standard_nc24s_v3": 4, "standard_nc24rs_v3": 4,
+    "standard_nd96is_mi300x_v5": 8,
+    "standard_nc8ads_a10_v4": 1, "standard_nc16ads_a10_v4": 1, "standard_nc32ads_a10_v4": 2,
 }
 #: The AcceleratorNames that name one board (form factor) of their GPU, by lower case (RunPod's spellings, and
 #: H100-MEGA, GCP's A3 Mega SXM).

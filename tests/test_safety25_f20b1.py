@@ -138,7 +138,9 @@ def test_a_row_of_no_instance_type_is_still_shown_by_its_line() -> None:
     ("ａ10g", "GPU 'ａ10g' has no gpus.yaml entry; it holds U+FF41 FULLWIDTH LATIN SMALL LETTER A: written 'a10g', "
               "it would be GPU a10g"),
     ("Z10G", "GPU 'Z10G' has no gpus.yaml entry"),  # the control: no NFKC form to offer
-    ("ｚ10g", "GPU 'ｚ10g' has no gpus.yaml entry"),  # full width, but no catalog GPU in plain letters either
+    # full width, but no catalog GPU in plain letters either; h39b 8: the character outside ASCII is now named
+    ("ｚ10g", "GPU 'ｚ10g' has no gpus.yaml entry; it holds U+FF5A FULLWIDTH LATIN SMALL LETTER Z, not ASCII as "
+              "SkyPilot's GPU names are"),
 ])
 def test_a_gpu_name_in_full_width_letters_gets_its_plain_form(tmp_path: Path, name: str, reason: str) -> None:
     res = import_file(_aws(tmp_path, f"g5.xlarge,{name},1,4,16,,1.006,0.4,us-east-1,us-east-1a,x86_64"))

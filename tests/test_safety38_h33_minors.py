@@ -334,9 +334,11 @@ def test_an_azure_row_naming_another_gpu_than_its_instance_type_board_is_read_as
 
     path = tmp_path / "azure" / "vms.csv"
     path.parent.mkdir()
-    head = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone\n"
-    path.write_text(head + "Standard_NC24ads_A100_v4,A100-80GB,1,24,220,,3.67,1.0,eastus,1\n"
-                    "Standard_NC24ads_A100_v4,T4,1,24,220,,3.67,1.0,westus3,1\n")
+    # h39b 19: Azure's layout has Generation, not AvailabilityZone (fetch_azure.py USEFUL_COLUMNS); a header with
+    # AvailabilityZone under azure/ is now refused as another cloud's columns, so the file carries Azure's own
+    head = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,Generation\n"
+    path.write_text(head + "Standard_NC24ads_A100_v4,A100-80GB,1,24,220,,3.67,1.0,eastus,V2\n"
+                    "Standard_NC24ads_A100_v4,T4,1,24,220,,3.67,1.0,westus3,V2\n")
     code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
     # h38b N3: an NC A100 v4 size carries A100s, so a row of it naming T4 is now left out with that reason (it
     # was read as a T4 and refused the file beside the A100 row); the A100 row is written

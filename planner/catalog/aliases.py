@@ -166,6 +166,19 @@ def _lambda_forms(instance: str) -> tuple[bool, bool]:
     return "pcie" in words, any(re.fullmatch(r"sxm[0-9]*", w) for w in words)
 
 
+def _lambda_memories(low: str) -> list[str]:
+    """The GPU memories (GB, as written) a Lambda instance type ``low`` (lower case) names, in order, each once: a word
+    ``_80gb`` or ``_80g`` between '_', and a ``-80gb``/``-80g`` end of its GPU word, the third '_' word, which
+    SkyPilot's Lambda fetcher reads as the AcceleratorName (fetch_lambda_cloud.py ``name_to_gpu_and_cnt``:
+    ``name.split('_')[2].upper()``, so 'gpu_1x_a100-80gb_sxm4' is its 'A100-80GB'; skypilot-org/skypilot
+    @115eca47b739). h39b 17: '-80gb' and '_80g' were not read, and two memories were said as one."""
+    words = low.split("_")
+    found = [w[:-2] if w.endswith("gb") else w[:-1] for w in words if re.fullmatch(r"\d+gb?", w)]
+    end = re.search(r"-(\d+)gb?$", words[2]) if len(words) > 2 else None
+    found += [end.group(1)] if end else []
+    return list(dict.fromkeys(str(int(m)) for m in found))
+
+
 def lambda_count(instance: str) -> int | None:
     """The GPU count a Lambda instance type names (``gpu_8x_a100`` -> 8), None where it names none."""
     m = re.match(r"gpu_(\d+)x_", instance.strip(), re.IGNORECASE)
@@ -185,8 +198,16 @@ _AZURE_V100 = re.compile(r"^Standard_(NC\d+r?s_v3|ND\d+rs_v2)$", re.IGNORECASE)
 # Azure size pages; see _AZURE_SXM): SkyPilot's 'A100' is the 40 GB card, 'A100-80GB' the 80 GB one
 _AZURE_A100_80 = re.compile(r"^Standard_ND\d+amsr_A100_v4$", re.IGNORECASE)
 #: GPUs per VM of the Azure GPU sizes whose count is fixed (h39b m12: NC40ads H100 v5 x8 was written), by lower
-#: case, from Azure's size pages (nc-a100-v4, ncads-h100-v5, nccadsh100v5, ndm-a100-v4, nd-a100-v4, nd-h100-v5,
-#: nd-h200-v5, nd-mi300x-v5, ncast4-v3, ncv3, ndv2 series). NVads A10 v5 sizes carry fractions of a GPU: not here.
+#: case. SkyPilot's Azure fetcher takes the count from the SKU list's `GPUs` capability (fetch_azure.py
+#: ``parse_capabilities``, skypilot-org/skypilot @0089fca0c9a4), so these are checked against that list as
+#: Microsoft's .NET Aspire publishes it per family (aspire.dev reference, Aspire.Hosting.Azure.Kubernetes
+#: AksNodeVmSizes.cs, "Standard_NC24ads_A100_v4 -- 24 vCPUs -- 220 GB RAM -- 1 GPU(s)"; read 2026-12-08 for every
+#: size below: NCADSA100v4 1/2/4, NCadsH100v5 1/2, NCCads2023 1, NDASv4_A100 8, NDAMSv4_A100 8, NDSH100v5 8,
+#: NDISRH200V5 8, NDISv5MI300X ND96isr 8, NDSv2 8, NCASv3_T4 1/1/1/4, NCSv3 1/2/4/4, NCADSA10v4 1/1/2), and with
+#: Azure's size pages (nd-mi300x-v5-series.md: "Standard_ND96isr_MI300X_v5 ... 8 MI300X"). Standard_ND96is_MI300X_v5
+#: has no `GPUs` capability in that list; SkyPilot's fetcher gives it 8 (AZURE_MISSING_GPU_COUNT, "from the Azure
+#: size documentation"). NVads A10 v5 sizes carry fractions of a GPU (the fetcher's
+#: AZURE_FRACTIONAL_A10_INS_TYPE_TO_NUM_GPUS): not here.
 _AZURE_COUNTS = {
     "standard_nc24ads_a100_v4": 1, "standard_nc48ads_a100_v4": 2, "standard_nc96ads_a100_v4": 4,
     "standard_nc40ads_h100_v5": 1, "standard_nc80adis_h100_v5": 2, "standard_ncc40ads_h100_v5": 1,
@@ -194,6 +215,8 @@ _AZURE_COUNTS = {
     "standard_nd96isr_h200_v5": 8, "standard_nd96isr_mi300x_v5": 8, "standard_nd40rs_v2": 8,
     "standard_nc4as_t4_v3": 1, "standard_nc8as_t4_v3": 1, "standard_nc16as_t4_v3": 1, "standard_nc64as_t4_v3": 4,
     "standard_nc6s_v3": 1, "standard_nc12s_v3": 2, "standard_nc24s_v3": 4, "standard_nc24rs_v3": 4,
+    "standard_nd96is_mi300x_v5": 8,
+    "standard_nc8ads_a10_v4": 1, "standard_nc16ads_a10_v4": 1, "standard_nc32ads_a10_v4": 2,
 }
 #: The AcceleratorNames that name one board (form factor) of their GPU, by lower case (RunPod's spellings, and
 #: H100-MEGA, GCP's A3 Mega SXM).
@@ -233,7 +256,10 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
         named = lambda_count(inst)
         if named is not None and named != count:
             return f"the instance type {_quoted(instance)} names {_gpus(named)}, but AcceleratorCount gives {_quoted(name)} x{count}"
-        mem = re.findall(r"(?:^|_)(\d+)gb(?=_|$)", low)
+        mem = _lambda_memories(low)
+        if len(set(mem)) > 1:  # 'gpu_1x_a100_40gb_80gb_sxm4' (h39b 17): said so, not as one of them
+            return (f"the instance type {_quoted(instance)} names two memories ({' and '.join(f'{m} GB' for m in mem)}), "
+                    "so which card it has cannot be told")
         has = re.search(r"-(\d+)gb$", acc)
         own = int(has.group(1)) if has else _NAMED_MEMORY.get(acc)
         if mem and own is not None and any(int(m) != own for m in mem):

@@ -122,7 +122,7 @@ def region_case(provider: str, region: str) -> str:
     return region.upper() if provider in UPPER_CASE_REGIONS else region
 
 
-#: The providers the shipped catalog and ``import-skypilot`` name (planner.catalog.skypilot.PROVIDERS):
+#: The providers the shipped catalog and ``import-skypilot`` name (planner.catalog.skypilot_layout.PROVIDERS):
 #: a hand-written provider that differs from one of them only in case, blanks, width or a lookalike letter is
 #: refused with a hint naming it (``costs.providers: [aws]`` would silently leave such a row out).
 KNOWN_PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")

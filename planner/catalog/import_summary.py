@@ -19,9 +19,10 @@ _LINE_REASON = re.compile(r"line ([0-9]+)(?:, |: )(.*)", re.S)
 #: '-8.0' was shown as '8.0', and a count of characters as a stray ', 6'). An apostrophe after a letter ("GpuInfo's",
 #: "GPUs'") opens no quoted value, and a complex number as repr writes it ('(1+0j)') is one value (h38b m4: the
 #: values shown were fragments of the sentence, "'s Count (1+0j) for '").
+#: A GPU count after ' x' ("'A10G' x2") is a value too (h39b 16: rows differing only in it were a kind each).
 _VALUE = re.compile(r"(?<![A-Za-z])(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")(?: \([0-9,]+ characters\))?"
                     r"|\(-?[0-9.eE+-]+[-+][0-9.eE]*j\)"
-                    r"|(?<![\w.-])-?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?")
+                    r"|(?:(?<![\w.-])|(?<= x))-?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?")
 
 
 def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3, kinds: int = 24) -> list[str]:

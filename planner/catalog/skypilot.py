@@ -96,26 +96,13 @@ from planner.catalog.cloud import region_case
 from planner.catalog.import_summary import left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, is_whole, read_rows)
-from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, OverlayGpuNames, _check_duplicates,
-                                          _first_foreign, _num, _row_gpu, _Zone, _zones, gpu_id, instance_key, region_problem,
-                                          spot_below, zone_region)
+from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, OverlayGpuNames, _check_duplicates, _num, _row_gpu,
+                                          _Zone, _zones, gpu_id, instance_key, spot_below)
+from planner.catalog.skypilot_zones import _first_foreign, region_problem, zone_region
+from planner.catalog.skypilot_layout import (LAYOUTS, PROVIDERS, _check_columns, _check_layout, detect_provider,
+                                            header_provider, unread_columns_note)
 from planner.catalog.skypilot_result import Imported, ImportResult
 from planner.core.names import unsafe_problem
-
-PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
-
-#: Each provider's v8 columns (the module docstring; Azure's file is still of schema v6).
-LAYOUTS = {
-    "aws": frozenset(REQUIRED_COLUMNS + ("GpuInfo", "AvailabilityZone", "Arch")),
-    "gcp": frozenset(REQUIRED_COLUMNS + ("GpuInfo", "AvailabilityZone")),
-    "azure": frozenset(REQUIRED_COLUMNS + ("GpuInfo", "Generation")),
-    "lambda": frozenset(REQUIRED_COLUMNS + ("GpuInfo",)),
-    "runpod": frozenset(REQUIRED_COLUMNS + ("GpuInfo", "AvailabilityZone")),
-}
-#: Other clouds SkyPilot's catalog has a directory for (catalogs/v8/<cloud>/): files the importer refuses.
-OTHER_CLOUDS = ("cudo", "daytona", "do", "fluidstack", "hyperbolic", "hyperstack", "ibm", "jarvislabs", "kubernetes",
-                "lium", "mithril", "nebius", "oci", "ovhcloud", "paperspace", "primeintellect", "scaleway", "scp",
-                "seeweb", "shadeform", "simplepod", "slurm", "spheron", "vast", "verda", "yotta")
 
 #: The most instance types with a GPU the catalog knows that one file may give (h33b N5), counted while it is read:
 #: 4 times the 500 instances a cloud.yaml may list (planner.catalog.schema.MAX_CATALOG_ENTRIES), so a file whose
@@ -141,66 +128,6 @@ _US_REGION = re.compile(r"us(?:-[a-z]+)+-?[0-9]+")
 #: A US availability zone's name: a US region's and a letter (us-east-1a, us-central1-c).
 _US_ZONE = re.compile(r"us(?:-[a-z]+)+-?[0-9]+-?[a-z]")
 _AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")  # use1-atl2-az1: a local zone, not a regular AZ
-
-
-def detect_provider(path: Path, header: Sequence[str]) -> str | None:
-    """The provider a file is for: a path component named after it, else its header's layout.
-
-    Raises:
-        ImportProblem: the file's directory names a SkyPilot cloud the importer does not read.
-    """
-    for part in reversed(path.parts[:-1]):
-        if part.lower() in PROVIDERS:
-            return part.lower()
-        if part.lower() in OTHER_CLOUDS:
-            raise ImportProblem(f"{path}: cloud {part.lower()!r} (its directory) is not one the importer reads: "
-                                f"{', '.join(PROVIDERS)}; its prices cannot be matched to this catalog's instances")
-    cols = list(header)
-    matches = [p for p, layout in LAYOUTS.items() if frozenset(cols) == layout]
-    if len(matches) == 1:
-        return matches[0]
-    if matches == ["gcp", "runpod"]:  # the same columns: told apart by their order, column for column (an AWS
-        by_order = header_provider(cols)  # header without Arch has them too, in neither's order: h34b m13)
-        if by_order in matches:
-            return by_order
-        raise ImportProblem(f"{path}: cannot tell which provider the file is for: its columns are both gcp's and "
-                            "runpod's vms.csv columns, in neither's order (an AWS file without its Arch column has "
-                            "them too); give --provider, or import it from a folder named after its cloud")
-    return None
-
-
-#: Each provider's v8 header, column for column in its order (the module docstring; SkyPilot's files).
-HEADERS = {
-    "aws": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
-            "SpotPrice", "Region", "AvailabilityZone", "Arch"),
-    "gcp": ("InstanceType", "vCPUs", "MemoryGiB", "AcceleratorName", "AcceleratorCount", "GpuInfo", "Region",
-            "AvailabilityZone", "Price", "SpotPrice"),
-    "azure": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
-              "SpotPrice", "Region", "Generation"),
-    "lambda": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "Region",
-               "GpuInfo", "SpotPrice"),
-    "runpod": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Region", "SpotPrice",
-               "Price", "AvailabilityZone", "GpuInfo"),
-}
-
-
-def header_provider(header: Sequence[str]) -> str | None:
-    """The provider whose v8 header (:data:`HEADERS`) ``header`` is, column for column in order; None
-    when it is no provider's (another schema, a file written by hand)."""
-    return next((p for p, cols in HEADERS.items() if tuple(header) == cols), None)
-
-
-def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:
-    """Refuse a layout the importer would misread: SkyPilot's v7 RunPod file (GpuInfo a bare name
-    before Region; MemoryGiB there is the GPU memory, not the host's RAM)."""
-    if provider != "runpod" or "GpuInfo" not in header:
-        return
-    for r in rows:
-        info = (r.get("GpuInfo") or "").strip()
-        if info and not info.startswith("{"):
-            raise ImportProblem(f"{path}: line {r['_line']}, column GpuInfo: {_quoted(info)} is SkyPilot's v7 RunPod "
-                                "layout (GpuInfo a bare name, MemoryGiB the GPU memory rather than the host's RAM); "
-                                "import catalogs/v8/runpod/vms.csv instead")
 
 
 def is_us(provider: str, region: str) -> bool:
@@ -380,6 +307,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                             f"{said} says {provider}; the rows would be labelled {provider} with {by_header}'s "
                             f"prices. Import it as {by_header} (--provider {by_header}, or from a folder named "
                             f"{by_header}), or give {provider}'s own vms.csv")
+    _check_columns(path, provider, header, "--provider" if given else "its directory's name")
     # rows that cannot be read: left out, with every row of their instance type (refused rather than priced
     # from the rows that remain)
     rows_read = len(rows) + sum(len(lines) for lines in no_gpu.values())  # those dropped as read too
@@ -394,7 +322,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     rows = [r for r in rows if "_bad" not in r]
     _check_layout(path, provider, header, rows)
     rows = _check_duplicates(path, provider, rows)
-    result = ImportResult(rows_read=rows_read)
+    result = ImportResult(rows_read=rows_read, unread_note=unread_columns_note(provider, header, rows))
     dropped: dict[str, list[tuple[str, str]]] = {}
     cells: dict[str, dict[str, str]] = {}  # instance key -> its counts and memory as written (h21b M4)
     zones, meta, lines = _zones(path, provider, rows, result, gpu_ids, spelled, dropped, cells, gpu_names,
@@ -453,7 +381,7 @@ def _row_refused(row: Imported, shown: str, check_rows: bool, cells: Mapping[str
 
 def _region_option_note(provider: str, region: str, rows: Sequence[Mapping[str, str]]) -> str | None:
     """Why ``--region`` names no region of the file, with what to give (import_summary.region_note), or None. A
-    ``--region`` that is a zone's name of any form (skypilot_rows.zone_region: a Local Zone, a zone id, a RunPod
+    ``--region`` that is a zone's name of any form (skypilot_zones.zone_region: a Local Zone, a zone id, a RunPod
     data centre) is answered with the region it belongs to (h38b N6: 'us-east-1-bos-1a' was written as a region).
     The file's regions are those the import could write: a Region that is not ASCII (a lookalike), holds a
     control character or is a zone's name is never one, so never offered nor taken for the one asked (h38b m1: a

@@ -49,7 +49,7 @@ REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPU
 NUMERIC_COLUMNS = ("AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice")
 
 #: The most columns a header may name. SkyPilot's v8 vms.csv files have 9 (Lambda) to 11 (AWS) columns
-#: (planner.catalog.skypilot.HEADERS, from catalogs/v8/<cloud>/vms.csv, REF:SKY-SCHEMA-v8); 256 leaves room
+#: (planner.catalog.skypilot_layout.HEADERS, from catalogs/v8/<cloud>/vms.csv, REF:SKY-SCHEMA-v8); 256 leaves room
 #: for columns a later schema adds, while a header of a million columns (an 8.9 MB file, under
 #: :data:`MAX_CSV_BYTES`) is refused at once rather than read.
 MAX_COLUMNS = 256
@@ -369,7 +369,7 @@ def _check_header(path: Path, header: Sequence[str]) -> None:
 
 
 #: The columns a vms.csv may have besides :data:`REQUIRED_COLUMNS` that the importer reads (its layouts,
-#: planner.catalog.skypilot.LAYOUTS): a header name close to one of them that is not there is a slip (h33b m9).
+#: planner.catalog.skypilot_layout.LAYOUTS): a header name close to one of them that is not there is a slip (h33b m9).
 OPTIONAL_COLUMNS = ("GpuInfo", "AvailabilityZone", "Arch", "Generation")
 
 

@@ -59,5 +59,8 @@ class ImportResult:
     #: why the ``region`` given names no region of the file, with what to give instead (h19b M4); None when it
     #: names one, or none was given (planner.catalog.import_summary.region_note)
     region_note: str | None = None
+    #: the columns read for nothing that the summary names (planner.catalog.skypilot_layout.unread_columns_note,
+    #: h39b 7); None when there are none to name
+    unread_note: str | None = None
     #: the rows the file holds below its header (blank lines not counted): 0 for a file of a header alone (h22b M3)
     rows_read: int = 0

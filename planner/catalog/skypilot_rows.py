@@ -17,6 +17,7 @@ from planner.catalog.aliases import (GCP_MACHINE_GPUS, aliases_by_lower, catalog
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted, is_whole
 from planner.catalog.skypilot_result import ImportResult
+from planner.catalog.skypilot_zones import _first_foreign, _region_problem, _zone_problem, fold, foreign_problem
 
 #: The clouds whose instance types are all lower case: AWS ('g5.2xlarge', its EC2 API takes no other spelling) and
 #: Google Cloud ('a2-highgpu-1g'), as every row of SkyPilot's catalogs/v8 aws and gcp vms.csv writes them. Azure
@@ -30,12 +31,6 @@ def instance_key(provider: str, instance: str) -> str:
     message about an instance type left out quotes it as the file writes it (h19b M5)."""
     return fold(instance) if provider in LOWER_CASE_INSTANCES else instance
 
-
-def fold(text: str) -> str:
-    """``text`` in lower case where it is ASCII as written, else as written: a text holding another character is
-    never folded into an ASCII one (h38b N1: U+212A KELVIN SIGN lower-cases to 'k', so a zone 'us-east-1\u212a' was
-    one with 'us-east-1k', and a GPU or zone compared case-blind matched its lookalike)."""
-    return text.lower() if text.isascii() else text
 
 
 #: The columns that name a row's place: an instance type in a region and zone. A row without an instance type
@@ -249,8 +244,13 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
     drops: dict[str, list[tuple[str, str]]] = {} if dropped is None else dropped
     by_lower = aliases_by_lower()  # once per import, not per row
 
-    def leave(inst: str, shown: str, line: str, why: str) -> None:
-        result.skipped.setdefault(shown, why)
+    def leave(inst: str, shown: str, line: str, why: str, every: bool = False) -> None:
+        # every: said of each row that gives it, not only of its instance type's first row (h39b 2: a Region that
+        # is a zone's, a character outside ASCII)
+        if every and shown in result.skipped and result.skipped[shown] != why:
+            result.skipped[f"the row on line {line} of {shown}"] = why
+        else:
+            result.skipped.setdefault(shown, why)
         drops.setdefault(inst, []).append((line, why))
 
     zones: dict[str, list[_Zone]] = {}
@@ -261,46 +261,25 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
     first_rows: dict[str, Mapping[str, str]] = {}  # an instance type's first priced row, whose hardware the rest match
     for r in rows:
         raw = (r.get("InstanceType") or "").strip()
+        named = (r.get("AcceleratorName") or "").strip()
+        foreign = foreign_problem(r, _nfkc_gpu(provider, raw, named, r.get("GpuInfo") or "", known))
         if not raw:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
-            if provider != "gcp" or not (r.get("AcceleratorName") or "").strip():
+            if provider != "gcp" or not named:
                 result.skipped.setdefault(f"the row on line {r['_line']}",
                                           f"line {r['_line']}: no InstanceType (empty), so no instance to name")
+            elif foreign is not None:  # left out of _gcp_gpu_rows: said, not only its VM row's missing GPU row
+                result.skipped.setdefault(f"the row on line {r['_line']}", f"line {r['_line']}: the GPU row: {foreign}")
             continue
         inst = instance_key(provider, raw)
         shown = spelled.setdefault(inst, raw)
-        if provider == "gcp":
-            if inst not in GCP_MACHINE_GPUS:
-                named = (r.get("AcceleratorName") or "").strip()
-                leave(inst, shown, r["_line"], f"line {r['_line']}: " + (
-                    f"the row names {_quoted(named)} GPUs, but machine type {raw} is not one planner knows the GPUs "
-                    "of (its table of GCP accelerator machine types), so it is not imported" if named else
-                    "no GPU (not a GCP accelerator machine type)"))  # h35b: an unknown one was said to have none
-                continue
-            acc, count = GCP_MACHINE_GPUS[inst]
-            named = (r.get("AcceleratorName") or "").strip()
-            said = (r.get("AcceleratorCount") or "").strip()
-            if (named and fold(named) != acc.lower()) or (said and _num(said) != count):
-                # the row names other GPUs than its machine type carries: not read over (h35b N1)
-                # the count as a number where it reads as one ('A100' x2, h36b m10; '1.0' as x1, h38b m7), else
-                # quoted as text
-                leave(inst, shown, r["_line"], f"line {r['_line']}: the row names {_quoted(named or acc)} x"
-                                               f"{_count_said(said) if said else count}"
-                                               f", but machine type {raw} carries "
-                                               f"{_quoted(acc)} x{count}")
-                continue
-        else:
-            acc = (r.get("AcceleratorName") or "").strip()
-            given = _num(r.get("AcceleratorCount")) or 0.0
-            written = (r.get("AcceleratorCount") or "").strip()
-            if acc and given > 0 and (given != int(given) or not is_whole(written)):  # by its digits (h21b N2)
-                fraction = f"{given:g}" if given != int(given) else _quoted(written)
-                leave(inst, shown, r["_line"],
-                      f"line {r['_line']}: a fraction ({fraction}) of one {acc}, not a whole GPU")
-                continue
-            count = int(given)
-            if not acc or count <= 0:
-                leave(inst, shown, r["_line"], f"line {r['_line']}: no GPU")
-                continue
+        if foreign is not None:  # the first reason, whatever else fails (h39b 8-10)
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {foreign}", every=True)
+            continue
+        gpus = _row_gpus(provider, inst, raw, r)
+        if isinstance(gpus, str):
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {gpus}")
+            continue
+        acc, count = gpus
         gid = _row_gpu(provider, inst, acc, r.get("GpuInfo") or "", known, names, by_lower)
         if gid is None:
             leave(inst, shown, r["_line"], f"line {r['_line']}: " + _no_gpu_why(provider, inst, raw, acc, r.get(
@@ -309,6 +288,10 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
         if not (r.get("Region") or "").strip():  # no place to list it in: said, as a row of no GPU is (h23b M2)
             leave(inst, shown, r["_line"],
                   f"line {r['_line']}: no Region ({'empty' if not r.get('Region') else 'blank'})")
+            continue
+        why = _region_problem(provider, r)  # a zone's name or a control character: said of every row (h39b 2)
+        if why is not None:
+            leave(inst, shown, r["_line"], f"line {r['_line']}: {why}", every=True)
             continue
         why = _row_problem(provider, r, raw, acc, count, gid, gpu_memory)
         if why is not None:
@@ -370,6 +353,32 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
                                              "its other rows' zones, to add to the VM row's price")
     return zones, meta, lines
+
+
+def _row_gpus(provider: str, inst: str, raw: str, r: Mapping[str, str]) -> tuple[str, int] | str:
+    """A row's (AcceleratorName, whole GPU count), or why it has none to read: GCP's from its machine type
+    (GCP_MACHINE_GPUS), a row naming others left out (h35b N1; the count as a number where it reads as one, 'A100'
+    x2, h36b m10; '1.0' as x1, h38b m7), an unknown machine type said so (h35b); another cloud's from the row, a
+    fraction by its digits (h21b N2), or none ("no GPU")."""
+    named = (r.get("AcceleratorName") or "").strip()
+    said = (r.get("AcceleratorCount") or "").strip()
+    if provider == "gcp":
+        if inst not in GCP_MACHINE_GPUS:
+            return (f"the row names {_quoted(named)} GPUs, but machine type {raw} is not one planner knows the GPUs "
+                    "of (its table of GCP accelerator machine types), so it is not imported" if named else
+                    "no GPU (not a GCP accelerator machine type)")
+        acc, count = GCP_MACHINE_GPUS[inst]
+        if (named and fold(named) != acc.lower()) or (said and _num(said) != count):
+            return (f"the row names {_quoted(named or acc)} x{_count_said(said) if said else count}, but machine "
+                    f"type {raw} carries {_quoted(acc)} x{count}")
+        return acc, count
+    given = _num(said) or 0.0
+    if named and given > 0 and (given != int(given) or not is_whole(said)):
+        fraction = f"{given:g}" if given != int(given) else _quoted(said)
+        return f"a fraction ({fraction}) of one {named}, not a whole GPU"
+    if not named or int(given) <= 0:
+        return "no GPU"
+    return named, int(given)
 
 
 def _no_gpu_why(provider: str, inst: str, raw: str, acc: str, info: str, known: set[str] | None,
@@ -440,104 +449,20 @@ def _same_hardware(path: Path, provider: str, inst: str, r: Mapping[str, str], h
 def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str:
     """Why a row's accelerator ``acc`` is left out: no gpus.yaml entry; where its NFKC form (full-width 'ａ10g' ->
     'a10g') is one, that is said as a hint, not taken (h20b M2: a row of such letters is not SkyPilot's)."""
-    why = f"GPU {_quoted(acc)} has no gpus.yaml entry"
+    return _nfkc_gpu(provider, inst, acc, info, known) or f"GPU {_quoted(acc)} has no gpus.yaml entry"
+
+
+def _nfkc_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str | None:
+    """Why an accelerator ``acc`` whose NFKC form is a catalog GPU (full-width 'ａ10g' -> a10g) is not taken, naming
+    its first character outside ASCII and the GPU it would be; None where it has none or its form is no GPU."""
     folded = unicodedata.normalize("NFKC", acc)
-    if folded == acc:
-        return why
-    gid = gpu_id(provider, inst, folded, info)
+    if folded == acc or acc.isascii():
+        return None
+    gid = gpu_id(provider, instance_key(provider, inst), folded, info)
     if gid is None or (known is not None and gid not in known):
-        return why
-    return f"{why}; it holds {_first_foreign(acc)}: written {_quoted(folded)}, it would be GPU {gid}"
-
-
-#: The words of an AWS region's name as its zone ids abbreviate them (us-east-1 -> use1, ap-northeast-1 -> apne1,
-#: us-gov-west-1 -> usgw1), AWS EC2 User Guide, "AZ IDs"; a word not listed stands for its first letter.
-_AWS_ZONE_ID_WORDS = {"central": "c", "east": "e", "west": "w", "north": "n", "south": "s", "northeast": "ne",
-                      "northwest": "nw", "southeast": "se", "southwest": "sw", "gov": "g"}
-
-
-def aws_zone_id_prefix(region: str) -> str:
-    """The prefix of an AWS region's zone ids, as SkyPilot's AWS fetcher writes them in ``AvailabilityZone``
-    (sky/catalog/data_fetchers/fetch_aws.py joins each zone name with its id: ``use1-az1``, a Local Zone
-    ``use1-atl2-az1``): ``us-east-1`` -> ``use1``; a region name of fewer than three parts gives '' (none)."""
-    parts = region.lower().split("-")
-    if len(parts) < 3:
-        return ""
-    return parts[0] + "".join(_AWS_ZONE_ID_WORDS.get(w, w[:1]) for w in parts[1:-1]) + parts[-1]
-
-
-#: AWS zone names (SkyPilot's fetch_aws.py writes the zone id, ``ZoneId`` of EC2 DescribeAvailabilityZones, in
-#: AvailabilityZone, and the name in AvailabilityZoneName): a regular zone is the region's name and one letter
-#: (``us-east-1a``), a Local Zone the region's name, a city's letters, digits and a letter (``us-east-1-bos-1a``), a
-#: Wavelength zone ``us-east-1-wl1-bos-wlz-1``; ids are the region's prefix (:func:`aws_zone_id_prefix`) and
-#: ``-az`` digits (``use1-az4``), a Local Zone's ``use1-bos1-az1`` (AWS EC2 User Guide, "Regions and Zones").
-_AWS_ZONE_REST = re.compile(r"[a-z]|-[a-z]+-[0-9]+[a-z]|-wl[0-9]+-[a-z]+-wlz-[0-9]+")
-_AWS_ZONE_ID_REST = re.compile(r"-(?:[a-z]+[0-9]+-)?az[0-9]+|-wl[0-9]+-[a-z]+-wlz[0-9]+")  # use1-wl1-bos-wlz1
-#: RunPod's data centres (AvailabilityZone) by the country (Region) they are in, as SkyPilot's RunPod fetcher lists
-#: them (REGION_ZONES, fetch_runpod.py @06f47324759f): 'US-GA-1' and 'CA-MTL-1' name the country first, 'EU-RO-1',
-#: 'EUR-IS-1', 'AP-JP-1', 'OC-AU-1' and 'SEA-SG-1' name a continent first, then the country.
-_RUNPOD_CONTINENTS = frozenset({"eu", "eur", "ap", "oc", "sea", "sa", "af", "me"})
-
-
-def _aws_zone_ok(zone: str, region: str) -> bool:
-    """Whether ``zone`` (lower case, ASCII) is an AWS zone name or id of ``region`` (:data:`_AWS_ZONE_REST`)."""
-    if zone.startswith(region) and _AWS_ZONE_REST.fullmatch(zone[len(region):]):
-        return True
-    prefix = aws_zone_id_prefix(region)
-    return bool(prefix) and zone.startswith(prefix) and bool(_AWS_ZONE_ID_REST.fullmatch(zone[len(prefix):]))
-
-
-def _runpod_zone_ok(zone: str, region: str) -> bool:
-    """Whether a RunPod data centre ``zone`` ('us-ga-1', lower case) is in the country ``region`` ('us')."""
-    parts = zone.split("-")
-    if len(parts) != 3 or not all(p.isascii() and p.isalnum() for p in parts) or not parts[2].isdigit():
-        return False
-    return (parts[1] if parts[0] in _RUNPOD_CONTINENTS else parts[0]) == region
-
-
-def _zone_problem(provider: str, r: Mapping[str, str]) -> str | None:
-    """Why a row's ``AvailabilityZone`` cannot place its prices in its ``Region`` (None: it can, or the layout has
-    no such column, or the provider has no zones: Azure, Lambda).
-
-    AWS (SkyPilot's fetcher joins every row to a zone of its region, inner: an empty zone is never written;
-    github.com/skypilot-org/skypilot sky/catalog/data_fetchers/fetch_aws.py @005261080a6b) writes a zone of
-    :data:`_AWS_ZONE_REST` or :data:`_AWS_ZONE_ID_REST` only (h37b N1: 'us-east-1ab', 'us-east-1-x', 'use1-az' were
-    taken); GCP's zones are exactly ``REGION-LETTER`` (``us-central1-a``; fetch_gcp.py @21fd55418804
-    ``_get_machine_type_for_zone`` writes each name of Compute Engine's zones list and its Region as
-    ``zone.rpartition('-')[0]``; h37b N2: 'us-central1-1' was taken); RunPod's are data centres of the Region's
-    country (:func:`_runpod_zone_ok`; fetch_runpod.py writes one from REGION_ZONES on every row, so an empty one is
-    left out too; h37b m10). A zone holding a character other than ASCII is no zone (the clouds write them in
-    ASCII). An empty zone in an AWS or RunPod file that has the column, or a zone of another region, would set that
-    region's spot price from another place (h36b N2)."""
-    if provider not in ("aws", "gcp", "runpod") or "AvailabilityZone" not in r:
         return None
-    written = (r.get("AvailabilityZone") or "").strip()
-    zone, region = written.lower(), fold((r.get("Region") or "").strip())
-    pattern = {"aws": r"[a-z]+(-[a-z]+)+-\d+", "gcp": r"[a-z]+-[a-z]+\d+", "runpod": r"[a-z]{2}"}[provider]
-    if not re.fullmatch(pattern, region):
-        # a region that is no region name (a lookalike, 'us--east-1', a zone's name): said as that, later
-        return None
-    if not zone:
-        if provider == "gcp":
-            return None
-        return (f"no AvailabilityZone (empty): SkyPilot's {'AWS' if provider == 'aws' else 'RunPod'} fetcher "
-                "writes a zone on every row, and the zone places the row's spot price")
-    if not written.isascii():  # judged as written: U+212A KELVIN SIGN lower-cases to 'k' (h38b N1)
-        ok = False
-    elif provider == "gcp":
-        ok = zone.startswith(region + "-") and bool(re.fullmatch(r"-[a-z]", zone[len(region):]))
-    elif provider == "runpod":
-        ok = _runpod_zone_ok(zone, region)
-    else:
-        ok = _aws_zone_ok(zone, region)
-    if ok:
-        return None
-    form = {"gcp": "a GCP zone is REGION-LETTER, us-central1-a",
-            "aws": "an AWS zone is the region's name and one letter, us-east-1a, a Local Zone us-east-1-bos-1a, a "
-                   "Wavelength zone us-east-1-wl1-bos-wlz-1, or a zone id use1-az4",
-            "runpod": "a RunPod zone is a data centre of the Region's country, US-GA-1 under US"}[provider]
-    return (f"its AvailabilityZone {_quoted(written)} is not a zone of its Region "
-            f"{_quoted((r.get('Region') or '').strip())} ({form}), so it cannot place the row's prices")
+    return (f"GPU {_quoted(acc)} has no gpus.yaml entry; it holds {_first_foreign(acc)}: written {_quoted(folded)}, "
+            f"it would be GPU {gid}")
 
 
 #: The AWS instance types whose AcceleratorName or count SkyPilot's fetcher writes otherwise than their GpuInfo
@@ -605,84 +530,11 @@ def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | s
         return "is not the dict SkyPilot writes ({'Gpus': [{'Name': ...}]})"
 
 
-def region_problem(provider: str, region: str) -> str | None:
-    """Why a Region ``region`` (as the file writes it, blanks around it dropped) is never a region's: it holds a
-    control character (an ESC starting a terminal sequence, '\\x1b[31mRED'), or it is an availability zone's name
-    ('us-east-1a' of us-east-1, 'us-central1-b' of us-central1), as the Region and AvailabilityZone columns swapped
-    would give; None otherwise (a lookalike or a malformed name is judged by planner.catalog.skypilot)."""
-    from planner.core.errors import char_name
-
-    ctrl = next((c for c in region if c.isascii() and unicodedata.category(c) == "Cc"), None)
-    if ctrl is not None:  # a C1 control (U+009B) is not ASCII: said as such by planner.catalog.skypilot
-        return (f"the region {_quoted(region)} holds {char_name(ctrl)}, a control character, which no region name "
-                "holds (the clouds write them in letters, digits and '-', e.g. us-east-1)")
-    of = zone_region(provider, region)
-    if of is None:
-        return None
-    return (f"the region {_quoted(region)} is an availability zone's name ("
-            + (f"a zone of {of}" if of else "a zone id") + "), not a region's: are "
-            "the Region and AvailabilityZone columns swapped?")
-
-
-#: The zone-id abbreviations of :data:`_AWS_ZONE_ID_WORDS` read back, two letters first ('se' is southeast).
-_AWS_ZONE_ID_BACK = sorted(((v, k) for k, v in _AWS_ZONE_ID_WORDS.items()), key=lambda kv: -len(kv[0]))
-
-
-def _aws_id_region(prefix: str) -> str:
-    """The AWS region whose zone ids start ``prefix`` ('use1' -> 'us-east-1', 'apse1' -> 'ap-southeast-1'), read
-    back by :data:`_AWS_ZONE_ID_WORDS`; '' where it cannot be read back."""
-    m = re.fullmatch(r"([a-z]{2})([a-z]+)([0-9]+)", prefix)
-    if not m:
-        return ""
-    words, rest = [], m.group(2)
-    while rest:
-        hit = next(((a, w) for a, w in _AWS_ZONE_ID_BACK if rest.startswith(a)), None)
-        if hit is None:
-            return ""
-        words.append(hit[1])
-        rest = rest[len(hit[0]):]
-    return "-".join([m.group(1), *words, m.group(3)])
-
-
-def zone_region(provider: str, text: str) -> str | None:
-    """The region of which ``text`` (a Region column's value or a ``--region``, as written) is an availability
-    zone's name, '' for a zone whose region cannot be read back, None where it is no zone's name (h38b N6: only
-    'us-east-1a' was told; a Local Zone, Wavelength zone, zone id or RunPod data centre passed as a region):
-
-    - AWS: ``us-east-1a``, a Local Zone ``us-east-1-bos-1a``, a Wavelength zone ``us-east-1-wl1-bos-wlz-1``
-      (-> us-east-1), a zone id ``use1-az4``, ``use1-bos1-az1``, ``use1-wl1-bos-wlz1`` (-> the region its prefix
-      reads back to, :func:`aws_zone_id_prefix`); GCP: ``us-central1-b``; RunPod: a data centre ``US-GA-1`` (-> US,
-      ``EU-RO-1`` -> RO; :func:`_runpod_zone_ok`). Judged in ASCII only: a text holding another character is no
-      zone's name here (it is said as not ASCII)."""
-    if not text.isascii():
-        return None
-    low = text.strip().lower()
-    if provider == "aws":
-        region = r"([a-z]+(?:-[a-z]+)+-[0-9]+)"
-        m = re.fullmatch(region + r"(?:[a-z]|-[a-z]+-[0-9]+[a-z]|-wl[0-9]+-[a-z]+-wlz-[0-9]+)", low)
-        if m:
-            return m.group(1)
-        m = re.fullmatch(r"([a-z]+[0-9]+)(?:-(?:[a-z]+[0-9]+-)?az[0-9]+|-wl[0-9]+-[a-z]+-wlz[0-9]+)", low)
-        return None if m is None else _aws_id_region(m.group(1))
-    if provider == "gcp":
-        m = re.fullmatch(r"([a-z]+-[a-z]+[0-9]+)-[a-z]", low)
-        return m.group(1) if m else None  # us-central1-b: a zone of us-central1, not 'us-central1-' (h37b m5)
-    if provider == "runpod":
-        m = re.fullmatch(r"([a-z]+)-([a-z]+)-[0-9]+", low)
-        if m:
-            return (m.group(2) if m.group(1) in _RUNPOD_CONTINENTS else m.group(1)).upper()
-    return None
-
-
-def _region_problem(provider: str, r: Mapping[str, str]) -> str | None:
-    """:func:`region_problem` of a row's Region."""
-    return region_problem(provider, (r.get("Region") or "").strip())
-
-
 def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
                       gpu_memory: Mapping[str, float] | None, instance: str = "") -> str | None:
     """Why a RunPod, AWS or Lambda row's ``GpuInfo`` contradicts its ``AcceleratorName``, ``AcceleratorCount`` or GPU
-    (None: it agrees, or the provider is another, or an AWS or Lambda GpuInfo is empty or not a dict).
+    (None: it agrees, or the provider is another, or an AWS or Lambda GpuInfo is empty, ``{}`` or a bare name; a list
+    such as ``[]`` is not the dict SkyPilot writes: left out).
 
     RunPod: SkyPilot's fetcher derives the AcceleratorName from the GpuInfo's ``Name`` (planner.catalog.aliases.
     runpod_name) and writes the count there and the GPU's memory in ``SizeInMiB`` (fetch_runpod.py ``get_gpu_info``:
@@ -705,8 +557,10 @@ def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
         return None if provider != "runpod" else ("no GpuInfo (empty): SkyPilot's RunPod fetcher writes one on every "
                                                   "GPU row, so the row is not one of its files")
     inst = instance.strip().lower()
-    if provider != "runpod" and (not info.strip().startswith("{") or info.strip().replace(" ", "") == "{}"):
-        return None  # not the EC2 API's dict (a bare name, as hand-made files write it): not SkyPilot's v8, not read
+    if provider != "runpod" and (not info.strip().startswith(("{", "[", "(")) or info.strip().replace(" ", "") == "{}"):
+        # not the EC2 API's dict (a bare name, as hand-made files write it; 'None'): not SkyPilot's v8, not read; a
+        # list or tuple ('[]') is read, and said not to be the dict SkyPilot writes (h39b 15: taken as empty)
+        return None
     read = _info_gpus(info)
     if isinstance(read, str):
         # a GpuInfo holding ' is quoted with " (cut after 40 characters, as _quoted does), so the summary's grouping
@@ -776,7 +630,8 @@ def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult
     price (module docstring), the two as written, and the row's line."""
     gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None, tuple[str, str], str]] = {}
     for r in rows:
-        if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
+        if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip() \
+                and foreign_problem(r) is None:  # one not ASCII is left out, said by _zones (h39b 10)
             count = int(_num(r["AcceleratorCount"]) or 0)
             spot = _spot(r, result)
             key = (fold(r["AcceleratorName"].strip()), count, fold(r["Region"].strip()),
@@ -852,21 +707,3 @@ def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
     return spot
 
 
-
-#: What a character without a Unicode name is, by its general category (unicodedata.name knows none of these).
-_UNNAMED = {"Cc": "a control character", "Cn": "an unassigned code point", "Co": "a private-use character",
-            "Cs": "a lone surrogate"}
-
-
-def _first_foreign(text: str) -> str | None:
-    """The first character of ``text`` outside ASCII, as 'U+FF21 FULLWIDTH LATIN CAPITAL LETTER A', or for one
-    without a name as 'U+009B (a C1 control character)'; None when there is none."""
-    c = next((c for c in text if not c.isascii()), None)
-    if c is None:
-        return None
-    name = unicodedata.name(c, "")
-    if name:
-        return f"U+{ord(c):04X} {name}"
-    kind = "a C1 control character" if 0x80 <= ord(c) <= 0x9F else \
-        _UNNAMED.get(unicodedata.category(c), "a character without a Unicode name")
-    return f"U+{ord(c):04X} ({kind})"

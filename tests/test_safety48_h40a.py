@@ -122,3 +122,27 @@ def test_a_number_lookalike_with_a_blank_inside_gets_no_value_hint() -> None:
     assert ascii_digits_hint("\uff15\uff11\uff12 x", lambda n: f"--top {n}") == \
         "Write the number in ASCII digits, nothing else with it."
     assert ascii_digits_hint("\uff15\uff11\uff12", lambda n: f"--top {n}") == "Write ASCII digits: --top 512."
+
+
+def test_a_hard_link_to_the_interpreters_shared_library_as_standard_output_is_refused(tmp_path: Path) -> None:
+    # h40b m4: libpython3.x.so is outside site-packages, the standard library and the scripts folder; a run that
+    # succeeded appended its "Wrote" line to it
+    from planner.core.importpath import interpreter_files
+
+    files = interpreter_files()
+    assert os.path.realpath(sys.executable) in files
+    libs = [f for f in files if os.path.basename(f).startswith("libpython")]
+    if not libs:
+        pytest.skip("this Python has no shared library (a static build)")
+    link = tmp_path / "hl_lib.so"
+    try:
+        os.link(libs[0], link)
+    except OSError as exc:  # another file system (EXDEV), or no permission to link another user's file
+        pytest.skip(f"cannot hard-link the library here: {exc}")
+    size = link.stat().st_size
+    with open(link, "a") as fh:
+        r = subprocess.run([sys.executable, "-m", "planner", "--version"], stdout=fh, stderr=subprocess.PIPE,
+                           text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2, r.stderr
+    assert link.stat().st_size == size
+    assert "the interpreter and its shared library" in r.stderr

@@ -131,7 +131,7 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
                           ("a file of planner's own package or shipped catalog",
                            _files(protected_folders(), walk=True)),
                           (_STARTUP, _startup_files()), (_STARTUP, _installation_streams()),
-                          (_OTHER_SET, _other_sets())))
+                          (_STARTUP, _interpreter_files()), (_OTHER_SET, _other_sets())))
     root = ctx.find_root()
     if isinstance(root.obj, dict):
         root.obj[CHECKED] = True  # from here on a usage line goes where the streams point (refuse_chatter)
@@ -184,7 +184,7 @@ def refuse_streams_early(argv: Iterable[str]) -> None:
                       ("a file in the output folder (--out), which this run may replace or remove", iter(written)),
                       ("an input of this run", iter(inputs)),
                       (_STARTUP, _startup_files()), (_STARTUP, _installation_streams()),
-                      (_OTHER_SET, _other_sets())))
+                      (_STARTUP, _interpreter_files()), (_OTHER_SET, _other_sets())))
     if any(w in ("-h", "--help", "--version") for w in words_before_dashes):
         refuse_chatter((1,))  # help and the version go to standard output
 
@@ -280,8 +280,8 @@ def _say(stream: Any, line: str) -> None:
 
 #: What :func:`_startup_files` are, for the refusal.
 _STARTUP = ("a file of planner's installation or of the Python it runs on (site-packages, the standard library, the "
-            "environment's scripts or pyvenv.cfg), or one Python runs at start-up (a .pth, sitecustomize or "
-            "usercustomize file of a folder on its module search path)")
+            "environment's scripts or pyvenv.cfg, the interpreter and its shared library), or one Python runs at "
+            "start-up (a .pth, sitecustomize or usercustomize file of a folder on its module search path)")
 
 
 def _installation_streams() -> Iterator[Path]:
@@ -354,6 +354,14 @@ def _other_sets() -> Iterator[Path]:
             continue
         if where.name in listed:
             yield where
+
+
+def _interpreter_files() -> Iterator[Path]:
+    """The interpreter's executable and shared library (planner.core.importpath.interpreter_files), compared with
+    the streams by device and inode (:func:`_refuse`): a hard link to them anywhere is the file."""
+    from planner.core.importpath import interpreter_files
+
+    yield from (Path(f) for f in interpreter_files())
 
 
 def _startup_files() -> Iterator[Path]:

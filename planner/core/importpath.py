@@ -124,6 +124,29 @@ def installation_roots() -> list[str]:
     return [os.path.realpath(r) for r in dict.fromkeys(roots) if isinstance(r, str) and os.path.isdir(r)]
 
 
+def interpreter_files() -> list[str]:
+    """The files of the interpreter planner runs on, absolute with links resolved: its executable (the
+    environment's and the base one: ``sys.executable``, ``sys._base_executable``) and its shared library
+    (sysconfig's LIBDIR with LDLIBRARY and INSTSONAME, ``libpython3.11.so``): written into, every later start of
+    that Python fails (h40b m4). Those that are there."""
+    import sysconfig
+
+    names = [sys.executable, getattr(sys, "_base_executable", None)]
+    try:
+        libdir = sysconfig.get_config_var("LIBDIR")
+        names += [os.path.join(libdir, sysconfig.get_config_var(k) or "") for k in ("LDLIBRARY", "INSTSONAME")
+                  if isinstance(libdir, str) and sysconfig.get_config_var(k)]
+    except (OSError, ValueError, TypeError):
+        pass
+    found = []
+    for name in names:
+        if isinstance(name, str) and name:
+            real = os.path.realpath(name)
+            if os.path.isfile(real) and real not in found:
+                found.append(real)
+    return found
+
+
 #: The suffixes of files Python imports as modules (importlib.machinery's SOURCE, BYTECODE and EXTENSION suffixes,
 #: as they are on every platform) and of the ``.pth`` files site reads.
 _MODULE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".so", ".pth")

@@ -595,7 +595,8 @@ def test_calibrate_out_never_names_a_startup_file(tmp_path: Path, name: str) -> 
 
 
 @pytest.mark.parametrize("args, bad", [
-    (["catalog", "import-skypilot", "x.csv", "--out", "o", "--region", "\uff55\uff53-east-1;touch PWN"], ";touch"),
+    (["catalog", "import-skypilot", "aws/vms.csv", "--out", "o", "--region", "\uff55\uff53-east-1;touch PWN"],
+     ";touch"),
     (["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--micro-batch", "1",
       "--seq-len", "\uff15\uff11\uff12 $(touch PWN)"], "$(touch"),
     (["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--micro-batch",
@@ -608,9 +609,13 @@ def test_a_lookalike_value_hint_never_echoes_shell_syntax(tmp_path: Path, monkey
     from planner.cli.main import main
 
     monkeypatch.chdir(tmp_path)
+    from tests.sky_helpers import G5, aws_csv
+
+    aws_csv(tmp_path, G5)  # (the --region lookalike is judged once the file is read: h40a N6)
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2
-    hint_part = r.output.split("'", 2)[-1]  # past the quoted value the problem names
+    error = r.output[r.output.index("Error:"):]  # (the summary above it quotes the value as given)
+    hint_part = error.split("'", 2)[-1]  # past the quoted value the problem names
     assert bad not in hint_part, r.output
 
 

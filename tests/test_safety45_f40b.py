@@ -122,14 +122,32 @@ def test_every_row_whose_region_is_a_zone_is_said(tmp_path: Path) -> None:
 
 # --- 3: --region's lookalike hint goes through the zone check ---------------------------------------------------
 
+GCP_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone"
+
+
 @pytest.mark.parametrize("given, want", [(f"us-we{LONG_S}t-2b", "us-west-2"), ("us-central1-\uff41", "us-central1")])
 def test_a_lookalike_region_option_hints_the_zones_region(tmp_path: Path, given: str, want: str) -> None:
-    path = aws_csv(tmp_path, G5)
+    if want == "us-west-2":
+        path = aws_csv(tmp_path, G5, G5.replace("us-east-1,us-east-1a", "us-west-2,us-west-2a"))
+    else:
+        path = vms_csv(tmp_path, "gcp", GCP_HEADER, "g2-standard-4,L4,1,4,16,0.7,0.3,us-central1,us-central1-a")
     code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"), "--region", given)
     text = " ".join(out.split())
     assert code == 2
-    # the ASCII form is a zone (us-west-2b of us-west-2; GCP's us-central1-a of us-central1): its region hinted
-    assert f"Did you mean --region {want}?" in text, text
+    # the ASCII form is a zone (us-west-2b of us-west-2; GCP's us-central1-a of us-central1): its region hinted, as
+    # the file holds it (h40a N6: judged against the file's regions, once it is read)
+    assert f"did you mean --region {want}?" in text, text
+
+
+def test_a_lookalike_region_option_is_not_hinted_where_the_file_lacks_it(tmp_path: Path) -> None:
+    # h40a N6: 'us-weſt-2b' was hinted as --region us-west-2 for a file of us-east-1 rows alone; pasted, refused
+    path = aws_csv(tmp_path, G5)
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"), "--region",
+                        f"us-we{LONG_S}t-2b")
+    text = " ".join(out.split())
+    assert code == 2
+    assert "did you mean" not in text.lower(), text
+    assert "type the region in ASCII (the file's regions: us-east-1)." in text, text
 
 
 # --- 15: an AWS or Lambda GpuInfo that is a list ----------------------------------------------------------------

@@ -130,6 +130,34 @@ def region_note(given: str, cased: str, zones: Mapping[str, str] | Iterable[tupl
     return f"{said} (its regions: {_listed(regions)})."
 
 
+def foreign_region_note(given: str, provider: str, regions: Sequence[str]) -> str:
+    """Why a ``--region`` holding a character other than ASCII names no region of a file of ``provider`` whose
+    regions are ``regions`` (as written to the overlay): the clouds name regions in ASCII, so it is a lookalike
+    (U+2010 HYPHEN for '-'), never taken for the region it looks like. The hint is the region with each lookalike
+    as its ASCII prototype (UTS #39 confusables.txt, planner.core.lookalike.PROTOTYPES; an availability zone's name
+    as its region: planner.catalog.skypilot_zones.zone_region, h39b 3) only where the file holds that region (h40a
+    N6: 'ｘｘ' was hinted as --region xx, which the file does not hold) and it is a plain name (h39b 20: nothing
+    else of the value is echoed into a hint to paste); else the file's regions."""
+    import unicodedata
+
+    from planner.catalog.cloud import region_case
+    from planner.catalog.skypilot_zones import zone_region
+    from planner.core.lookalike import PROTOTYPES
+    from planner.core.names import char_name, clip_text, escape_unsafe
+
+    odd = next(c for c in given if not c.isascii())
+    fixed = "".join(c if c.isascii() else PROTOTYPES.get(c, c) for c in unicodedata.normalize("NFKC", given))
+    if fixed.isascii():
+        fixed = region_case(provider, zone_region(provider, fixed) or fixed)
+    said = (f"--region {escape_unsafe(clip_text(given))!r} holds {char_name(odd)}, not ASCII as the clouds' regions "
+            "are, so no row would match it (a lookalike of a region is never taken for it)")
+    if re.fullmatch(r"[A-Za-z0-9._-]+", fixed) and fixed in regions:
+        return f"{said}; did you mean --region {fixed}?"
+    if regions:
+        return f"{said}; type the region in ASCII (the file's regions: {_listed(list(regions))})."
+    return f"{said}; type the region in ASCII, as the file writes it."
+
+
 def _listed(names: Sequence[str], most: int = 8) -> str:
     """The first ``most`` of ``names``, joined by ', ', with how many more there are."""
     more = len(names) - most

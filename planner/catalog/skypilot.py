@@ -93,7 +93,7 @@ from typing import Any
 
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, aliases_by_lower
 from planner.catalog.cloud import region_case
-from planner.catalog.import_summary import left_out_lines, region_note
+from planner.catalog.import_summary import foreign_region_note, left_out_lines, region_note
 from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
                                          _quoted, is_whole, read_rows)
 from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, OverlayGpuNames, _check_duplicates, _num, _row_gpu,
@@ -389,6 +389,10 @@ def _region_option_note(provider: str, region: str, rows: Sequence[Mapping[str, 
     from planner.core.names import clip_text
 
     given = region.strip()
+    if not given.isascii():  # a lookalike: the ASCII form hinted only where the file holds it (h40a N6)
+        held_regions = sorted({region_case(provider, r["Region"].strip()) for r in rows
+                               if r["Region"].strip().isascii() and region_problem(provider, r["Region"].strip()) is None})
+        return foreign_region_note(given, provider, held_regions)
     of = zone_region(provider, given)
     if of is not None:
         what = f"an availability zone of region {of}" if of else "an availability zone's id"

@@ -354,8 +354,6 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     if region is not None and (unsafe_problem(region) or not region.strip()):
         raise click.BadParameter(f"{unsafe_problem(region) or _empty(region)}; give a region as the file writes it, e.g. "
                                  "--region us-east-1", param_hint="--region")
-    if region is not None and not region.isascii():  # a lookalike ('us\u2010east-1') would match no region
-        raise click.BadParameter(_foreign_region_option(region, provider), param_hint="--region")
     if source_text is not None:
         problem = unsafe_problem(source_text) or (_empty(source_text) if not source_text.strip() else None)
         if problem is not None:
@@ -484,33 +482,6 @@ def _before_import(out: Any, catalog_dir: str | None) -> None:
 
     refuse_overlay_beside_report(Path(out))
     refuse_temp_in(Path(out), [Path(catalog_dir)] if catalog_dir else [])
-
-
-def _foreign_region_option(region: str, provider: str | None = None) -> str:
-    """Why ``--region`` holding a character other than ASCII is refused: the clouds name regions in ASCII, so it is
-    a lookalike (U+2010 HYPHEN for '-'), as a region in the file is (planner.catalog.skypilot, left out with the
-    character named); the hint is the region with each lookalike as its ASCII prototype (UTS #39 confusables.txt,
-    planner.core.lookalike.PROTOTYPES) where that gives ASCII, and where that is an availability zone's name
-    (planner.catalog.skypilot_zones.zone_region, of ``provider``, or of AWS or GCP where none is given), its region
-    (h39b 3: 'us-weſt-2b' hinted --region us-west-2b, which the next run refused as a zone)."""
-    import unicodedata
-
-    from planner.core.lookalike import PROTOTYPES
-    from planner.core.names import char_name, escape_unsafe
-
-    odd = next(c for c in region if not c.isascii())
-    fixed = "".join(c if c.isascii() else PROTOTYPES.get(c, c) for c in unicodedata.normalize("NFKC", region))
-    import re
-
-    # only a plain region name is echoed into a hint to paste (h39b 20: 'ｕｓ-east-1;touch PWN' hinted the ';touch')
-    from planner.catalog.skypilot_zones import zone_region
-
-    of = next(filter(None, (zone_region(p, fixed) for p in ((provider,) if provider else ("aws", "gcp")))), None)
-    fixed = of or fixed  # a zone's name: its region, which --region takes
-    hint = f"Did you mean --region {fixed}?" if re.fullmatch(r"[A-Za-z0-9._-]+", fixed) else \
-        "Type the region in ASCII, e.g. --region us-east-1."
-    return (f"{escape_unsafe(region)!r} holds {char_name(odd)}, not ASCII as the clouds' regions are, so no row "
-            f"would match it (a lookalike of a region is never taken for it). {hint}")
 
 
 def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider: str | None, region: str | None,

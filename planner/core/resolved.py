@@ -29,6 +29,9 @@ _BEFORE = r"(?<![^\s'\"(\[=,])"
 #: What may follow a path's last name in a line: a '/', a blank, ':', ',', ';', a quote, a closing parenthesis,
 #: a sentence's full stop (then a blank or the end), or the end.
 _AFTER = r"(?=[/\s:,;'\")\]]|\.(?:\s|$)|$)"
+#: A path that is a variable's value, as the lines show one ('/abs/out/t (TMPDIR)'): shown as set, never rewritten
+#: under the --out as written (h40a N9: an absolute TMPDIR was shown as 'tq/sub/..').
+_NOT_A_VALUE = r"(?![^\s]*\s\((?:TMPDIR|TEMP|TMP|tempfile\.tempdir)\))"
 
 
 def absolute_out(out: Path | str) -> Path:
@@ -69,9 +72,9 @@ def show_text(text: str, at: Path, shown: Path) -> str:
         plain = "./" + plain
     for a, s in ((str(at), plain), (escape_unsafe(str(at)), escape_unsafe(plain))):
         if a in text and s == ".":  # Path('.') / 'x' is 'x': a path inside the current folder is shown bare
-            text = re.sub(_BEFORE + re.escape(a + "/"), "", text)
+            text = re.sub(_BEFORE + re.escape(a + "/") + _NOT_A_VALUE, "", text)
         if a in text:
-            text = re.sub(_BEFORE + re.escape(a) + _AFTER, lambda _m, s=s: s, text)
+            text = re.sub(_BEFORE + re.escape(a) + _AFTER + _NOT_A_VALUE, lambda _m, s=s: s, text)
     return text
 
 

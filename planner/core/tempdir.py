@@ -100,7 +100,8 @@ def refuse_protected_temp() -> None:
     link swapped in would be truncated or copied into the workbook).
 
     Raises:
-        OutputError: naming the folder and the variable to change.
+        DestinationError: (an InputError and an OutputError, as every destination refused before the work, h40a N5)
+            naming the folder and the variable to change.
     """
     from planner.core.protected import kind_of, protected_by_id, protected_folder_of
 
@@ -123,13 +124,15 @@ def refuse_protected_temp() -> None:
     if p is not None:
         what = kind_of(p)
         if cwd:
-            raise OutputError(f"the temporary folder would be the current folder {escape_unsafe(str(where))}, as "
+            raise DestinationError(f"the temporary folder would be the current folder {escape_unsafe(str(where))}, as "
                               "/tmp and /var/tmp cannot take files (full or read-only), and it is inside planner's "
                               f"own {what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
                               "temporary files. Set TMPDIR to a folder with room, or run from another folder.")
-        raise OutputError(f"the temporary folder {escape_unsafe(str(where))} ({var}) is inside planner's own "
-                          f"{what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
-                          f"temporary files. Set {_set(var)} to another folder, e.g. TMPDIR=/tmp.")
+        instead = ("to another folder, or to None (then TMPDIR or /tmp is used)" if var == "tempfile.tempdir"
+                   else "to another folder, e.g. TMPDIR=/tmp")  # TMPDIR is not read while tempfile.tempdir is set
+        raise DestinationError(f"the temporary folder {escape_unsafe(str(where))} ({var}) is inside planner's own "
+                               f"{what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
+                               f"temporary files. Set {_set(var)} {instead}.")
 
 
 def refuse_unusable_temp() -> None:
@@ -214,7 +217,7 @@ def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
                                "of your own, or to None (then TMPDIR or /tmp is used).")
     where, var = _temp_folder_and_source()
     pending = _temp_once_made(out)
-    if pending is not None:  # it resolves to --out, not made yet: tempfile takes it once planner makes it (h29a N2)
+    if pending is not None:  # it resolves into --out, which tempfile takes once planner makes it (h29a N2, h40a N9)
         where, var, pending_inside = pending
     elif where is None:  # the system's own (/tmp): judged as well (h29a N2)
         where, var = _system_default(), "default"
@@ -289,23 +292,32 @@ def _temp_once_made(out: Path | None) -> tuple[Path, str, bool] | None:
     TMP naming ``out`` or a folder inside it (one inside is not there yet, so tempfile would pass over it: said as
     inside ``out``, not as missing, since making it there is refused in turn: h39a m3) before one naming a usable
     folder; else None. tempfile picks its folder at its first use, after planner makes
-    ``out``. The paths are compared fully resolved (:func:`os.path.realpath` of each: '..', links on the way,
+    ``out``; where ``out`` is there already, the first variable naming a folder inside it that tempfile would pass
+    over (not there yet: "Create it" would lead to this refusal). The paths are compared fully resolved (:func:`os.path.realpath` of each: '..', links on the way,
     /proc/self/cwd, and a link whose target is not there yet, as it will resolve once ``out`` is made)."""
-    if out is None or os.path.lexists(out):
+    if out is None:
         return None
     try:
         target = os.path.realpath(out)
+        made = os.path.lexists(out)
     except (OSError, ValueError):
         return None
     if tempfile.tempdir is not None:
         value = _tempdir_value()
-        if value is None:
-            return None
+        if value is None or made:
+            return None  # (an existing out: judged as it is, temp_within)
         inside = _resolves_into(value, target)
         return None if inside is None else (Path(value), "tempfile.tempdir", inside)
     for var in ("TMPDIR", "TEMP", "TMP"):
         value = os.environ.get(var)
         if not value:
+            continue
+        if made:  # an existing out: a variable naming a folder inside it that is not there yet (h40a N9), which
+            if _usable(value):  # tempfile would pass over, is said as inside it; a usable one is judged as it is
+                return None
+            inside = _resolves_into(value, target)
+            if inside is not None:  # ('out/sub/..' is out itself once sub is made)
+                return Path(value), var, inside
             continue
         inside = _resolves_into(value, target)
         if inside is not None:  # --out itself, or a folder inside it: to be made there, refused (h39a m3)

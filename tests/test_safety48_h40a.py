@@ -146,3 +146,57 @@ def test_a_hard_link_to_the_interpreters_shared_library_as_standard_output_is_re
     assert r.returncode == 2, r.stderr
     assert link.stat().st_size == size
     assert "the interpreter and its shared library" in r.stderr
+
+
+def test_calibrate_out_into_a_catalog_overlay_folder_is_refused(tmp_path: Path) -> None:
+    # h40a N8: 'calibrate --catalog ov --out ov/gpus.yaml' passed to the torch check; every later --catalog ov run
+    # would read the calibration as the overlay's gpus.yaml (and any other *.yaml there is refused by the loader)
+    from planner.cli.calibrate import refuse_catalog_name
+    from planner.core.errors import DestinationError
+
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    with pytest.raises(DestinationError) as err:
+        refuse_catalog_name(ov / "gpus.yaml", str(ov))
+    said = err.value.cli_line()
+    assert said.startswith(f"{ov / 'gpus.yaml'}: is a YAML file in the --catalog overlay folder of this run: every "
+                           "later run reading that folder as an overlay would read it as its gpus.yaml and fail."), said
+    (ov / "cloud.yaml").write_text("schema_version: 1\ninstances: []\n")  # an overlay, not given as --catalog
+    with pytest.raises(DestinationError) as err:
+        refuse_catalog_name(ov / "cal.yaml", None)
+    assert "a catalog overlay folder (it holds cloud.yaml)" in err.value.cli_line()
+    refuse_catalog_name(tmp_path / "cal.yaml", None)  # a folder of no overlay: fine
+    refuse_catalog_name(ov / "notes.txt", str(ov))  # not YAML: the loader passes over it
+
+
+@pytest.mark.slow
+def test_compare_json_with_top_says_top_shapes_the_text_only(tmp_path: Path) -> None:
+    # h40a N7: --top was silently ignored under --json
+    r = subprocess.run([sys.executable, "-m", "planner", "compare", str(ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"),
+                        "--json", "--top", "1"], capture_output=True, text=True, cwd=tmp_path,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert ("Note: --top shapes the text output only; the JSON lists every cloud instance that fits each "
+            "workload.") in r.stderr, r.stderr
+
+
+def test_a_stop_signal_after_the_run_ends_the_process_with_its_own_status() -> None:
+    # h40a N10: a SIGTERM in the last instant (handlers restored, the interpreter shutting down) ended a finished run
+    # with 143 and no line; the process's own command line ignores the stop signals once its output is settled
+    code = ("import os, signal; from planner.cli.main import _ignore_late_signals; _ignore_late_signals(); "
+            "os.kill(os.getpid(), signal.SIGTERM); os.kill(os.getpid(), signal.SIGINT); print('done')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert (r.returncode, r.stdout) == (0, "done\n"), r.stderr
+
+
+def test_a_runner_given_its_arguments_keeps_its_signal_handlers() -> None:
+    import signal
+
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    before = signal.getsignal(signal.SIGTERM)
+    CliRunner().invoke(main, ["--version"])
+    assert signal.getsignal(signal.SIGTERM) is before

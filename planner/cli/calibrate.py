@@ -107,6 +107,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
         refuse_shared_above(path.parent, "the calibration file's folder", hint, own=own)
     if calibration_file:  # a device or a pipe as --out: said as the output it is, not as an input file
         refuse_odd_out(path)
+        refuse_catalog_name(path, catalog_dir)
     if path.exists():  # a report or cloud.yaml planner wrote, as its folder's manifest lists it (h23a m5)
         from planner.core.destinations import written_set
         from planner.core.manifest import MANIFEST
@@ -190,6 +191,39 @@ def calibration_inputs(workload_file: str | None, workload: Any, catalog: Any) -
 
     one = SimpleNamespace(variants=[SimpleNamespace(workload=workload)])
     return run_inputs(SimpleNamespace(file=workload_file or "", workloads=[one]), catalog)
+
+
+def refuse_catalog_name(path: Path, catalog_dir: str | None) -> None:
+    """Refuse a ``calibrate --out`` YAML file in a catalog overlay folder: the ``--catalog`` folder of this run, or a
+    folder that holds a catalog file (``gpus.yaml``, ``cloud.yaml``: planner.catalog.loader.CATALOG_FILES). Every
+    later run given that folder as ``--catalog`` would read a catalog file's name as one and refuse any other
+    ``*.yaml`` there (planner.catalog.loader.overlay_files), so it would fail (h40a N8), as a name of planner's
+    bookkeeping there would mislead later report runs.
+
+    Raises:
+        DestinationError: naming the file, the folder and a file to give instead.
+    """
+    from planner.catalog.loader import CATALOG_FILES
+    from planner.core.errors import DestinationError
+    from planner.core.names import escape_unsafe
+
+    if Path(path.name.strip()).suffix.lower() not in (".yaml", ".yml"):
+        return
+    folder = path.parent
+    try:
+        given = catalog_dir is not None and os.path.samefile(folder, catalog_dir)
+        held = [n for n in CATALOG_FILES if n != path.name and (folder / n).is_file()]
+        here = os.path.samefile(folder, os.curdir)
+    except (OSError, ValueError):
+        return
+    if not given and not held:
+        return
+    what = "the --catalog overlay folder of this run" if given else f"a catalog overlay folder (it holds {held[0]})"
+    example = Path.home() / "calibration.yaml" if here else Path("calibration.yaml")
+    read_as = f"its {path.name}" if path.name in CATALOG_FILES else "a catalog file"
+    raise DestinationError(f"{escape_unsafe(str(path))}: is a YAML file in {what}: every later run reading that "
+                           f"folder as an overlay would read it as {read_as} and fail. Give a file outside it, e.g. "
+                           f"--out {escape_unsafe(str(example))}.")
 
 
 def refuse_odd_out(path: Path) -> None:

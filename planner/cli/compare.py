@@ -10,8 +10,8 @@ from __future__ import annotations
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import (LineError, SingleValueCommand, echo, handle_errors, input_file_option, joined, one_catalog,
-                                out_dir_option, say_infeasible, verbose_option)
+from planner.cli.common import (LineError, SingleValueCommand, echo, given_on_command_line, handle_errors,
+                                input_file_option, joined, one_catalog, out_dir_option, say_infeasible, verbose_option)
 from planner.core.escape import json_text
 from planner.core.names import escape_unsafe
 
@@ -88,6 +88,9 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     if as_json:
         click.echo(json_text(r.to_dict(), indent=2, allow_nan=False))
         _say_notes(r.notes)
+        if given_on_command_line("top_k"):  # said, not silently ignored (h40a N7); plan's JSON has no such list
+            echo("Note: --top shapes the text output only; the JSON lists every cloud instance that fits each "
+                 "workload.", err=True)
         return
     echo(r.text(verbose=verbose))
     if written:

@@ -100,6 +100,27 @@ class _NoCommand(Exception):
         self.ctx = ctx
 
 
+def _ignore_late_signals() -> None:
+    """Ignore the stop signals (planner.core.interrupt.SIGNALS left at their default action) for the last instant
+    of a process whose run is over: its output is settled and its status known, and a SIGTERM then (``timeout`` at
+    its limit) would end it with 128+N and no line at all, though the run had finished whole (h40a N10); the
+    interpreter's own shutdown takes tens of milliseconds. Only for the process's own command line (``args`` None:
+    a program that calls ``main`` with a list, a test's runner, keeps its handlers)."""
+    import signal
+    import threading
+
+    from planner.core.interrupt import SIGNALS
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for s in SIGNALS:
+        try:
+            if signal.getsignal(s) in (signal.SIG_DFL, signal.default_int_handler):  # (Python's own for SIGINT:
+                signal.signal(s, signal.SIG_IGN)  # a KeyboardInterrupt traceback at shutdown)
+        except (OSError, ValueError):
+            continue
+
+
 def _settle_streams() -> bool:
     """Flush standard output and standard error before the exit, pointing a stream that cannot take what it still
     holds (a pipe whose reader is gone, a full disk) at os.devnull (os.dup2), so that the interpreter's own flush at
@@ -199,7 +220,10 @@ class _Group(click.Group):
         try:
             return self._standalone(args, prog_name, complete_var, **extra)
         except SystemExit as exc:
-            if not _settle_streams() and exc.code in (0, None):
+            settled = _settle_streams()
+            if args is None:  # the process's own command line (the console script, python -m planner): it exits now
+                _ignore_late_signals()
+            if not settled and exc.code in (0, None):
                 sys.exit(2)  # what standard output still held is lost: not a success
             raise
 

@@ -200,3 +200,24 @@ def test_a_runner_given_its_arguments_keeps_its_signal_handlers() -> None:
     before = signal.getsignal(signal.SIGTERM)
     CliRunner().invoke(main, ["--version"])
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_an_out_hint_never_names_an_input_of_the_run(tmp_path: Path, monkeypatch) -> None:
+    # h40a N4: "$'w.yaml'" with --workload w.yaml was hinted as --out 'w.yaml', refused when pasted as the run's input;
+    # "'ov1'" with --catalog ov1 likewise
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    Path("w.yaml").write_text("model: llama-3.2-1b\ntask: train\nrecipe: pure-bf16\nmicro_batch: 2\nseq_len: 512\n")
+    Path("ov1").mkdir()
+    runs = {
+        "input file": ["calibrate", "--workload", "w.yaml", "--out", "'w.yaml'"],
+        "file in the overlay": ["calibrate", "--workload", "w.yaml", "--catalog", "ov1", "--out", "'ov1/c.yaml'"],
+        "elsewhere": ["calibrate", "--workload", "w.yaml", "--out", "'c.yaml'"],
+    }
+    said = {k: " ".join(CliRunner().invoke(main, args).output.split()) for k, args in runs.items()}
+    assert "Write --out" not in said["input file"], said["input file"]
+    assert "Write --out" not in said["file in the overlay"], said["file in the overlay"]
+    assert said["elsewhere"].endswith("Write --out 'c.yaml'."), said["elsewhere"]

@@ -476,8 +476,6 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     text = str(value) if value is not None else ""
     local_example = ("a local file's path, e.g. --out ./calibration.yaml." if param.name == "calibration_file" else
                      "a local folder's path, e.g. --out reports.")
-    from planner.core.outhint import settled
-
     as_file = param.name == "calibration_file"  # a hint is checked as calibrate's file, else as a folder (h37a 7)
     if text == "-":  # by convention standard output, which --out never is: a folder (or file) named '-' (h16b 13h)
         kind = "file" if param.name == "calibration_file" else "folder"
@@ -498,7 +496,7 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
                             f"would name a folder {folder!r} in the current directory. Give the path itself.", ctx)
         # shell-safe: "~/'x y'", not "~/x y" (h35a); PowerShell's variable, which bash does not read, as written
         unquoted = text if re.fullmatch(r"\$env:[A-Za-z_][A-Za-z0-9_]*[\\/A-Za-z0-9._-]*", text) \
-            else settled(text, file=as_file)
+            else _hint(ctx, text, as_file)
         raise LineError(f"--out: {text!r} begins with {said!r}, which the shell did not expand (it was quoted), so "
                         f"it would name a folder {folder!r} in the current directory. " +
                         (f"Write it unquoted (--out {unquoted}), or give the path itself." if unquoted else
@@ -512,7 +510,7 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     if found is not None:  # a ZWSP, a bidi control, a control character (a C1 byte too): names refuse them
         bad, named = found
         utf = utf8_reading(text)  # bytes of UTF-8 read in a Latin-1 locale: the locale is the remedy (h25a m3)
-        fixed = settled(without_unsafe(text), file=as_file)
+        fixed = _hint(ctx, without_unsafe(text), as_file)
         hint = (f"Its bytes are UTF-8 for {utf!a}: run again under a UTF-8 locale (LC_ALL=C.UTF-8) or with "
                 "PYTHONUTF8=1." if utf is not None else
                 f"Write --out {fixed} without it"
@@ -521,13 +519,13 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         raise LineError(f"--out: '{escape_unsafe(text)}' holds {named}, which no listing shows, so the "
                         f"folder's name would look like another. {hint}", ctx)
     if text != text.rstrip():  # 'o ': a folder whose name ends in a space, which no listing shows
-        fixed = settled(text.rstrip(), file=as_file)
+        fixed = _hint(ctx, text.rstrip(), as_file)
         raise LineError(f"--out: {text!r} ends with a space, which would be part of the folder's name. " +
                         (f"Write --out {fixed}." if fixed else f"Give --out {local_example}"), ctx)
     parts = re.split(r"[/\\]" if os.sep == "\\" else "/", text)
     edged = next((p for p in parts if p != p.strip()), None)
     if edged is not None:  # ' o', 'a /b', 'a/ b': a folder whose name begins or ends in a space
-        fixed = settled("/".join(p.strip() for p in parts), file=as_file)  # 'a/ "b"/c': never refused in turn (h34a m2)
+        fixed = _hint(ctx, "/".join(p.strip() for p in parts), as_file)  # 'a/ "b"/c': never refused in turn (h34a m2)
         where = "begins" if edged[0].isspace() else "ends"
         raise LineError(f"--out: {text!r} has the folder name {edged!r}, which {where} with a space that no listing "
                         "shows. " + (f"Write --out {fixed}." if fixed else f"Give --out {local_example}"), ctx)
@@ -535,12 +533,43 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 
     problem = out_path_problem(text) if text else None
     if problem is not None:
-        fixed = settled(problem[1], file=as_file)  # checked again until it passes (h35a: "$'-'" was hinted as '-')
+        fixed = _hint(ctx, problem[1], as_file)  # checked again until it passes (h35a: "$'-'" was hinted as '-')
         hint = f"Write --out {fixed}." if fixed else f"Give --out {local_example}"  # a URL: none meant
         raise LineError(f"--out: {escape_unsafe(repr(text))} {problem[0]}. {hint}", ctx)
     return value
 
 
+
+
+def _hint(ctx: click.Context, meant: str | None, as_file: bool) -> str | None:
+    """The --out a refusal hints at for ``meant`` (planner.core.outhint.settled: checked by the destination rules until
+    it passes), or None where it names an input of this run, which the pasted command would refuse in turn (h40a N4:
+    ``calibrate --workload w.yaml --out "$'w.yaml'"`` was hinted as --out 'w.yaml'): a file or folder a word of the
+    command line names (the root context's ``argv``, as planner.cli.main keeps it), compared by device and inode, a
+    folder with what lies inside it for a calibration file."""
+    from planner.core.outhint import settled, settled_path
+
+    fixed = settled(meant, file=as_file)
+    plain = settled_path(meant, file=as_file) if fixed is not None else None
+    if fixed is None or plain is None:
+        return fixed
+    root = ctx.find_root()
+    argv = root.obj.get("argv") if isinstance(root.obj, dict) else None
+    target = Path(os.path.expanduser(plain))
+    for word in argv or ():
+        value = word.split("=", 1)[1] if isinstance(word, str) and word.startswith("--") and "=" in word else word
+        if not isinstance(value, str) or not value or value.startswith("-"):
+            continue
+        try:
+            if not os.path.exists(value):
+                continue
+            if os.path.exists(target) and os.path.samefile(value, target):
+                return None
+            if as_file and os.path.isdir(value) and os.path.samefile(value, target.parent):
+                return None  # a file in an input folder (the --catalog overlay): refused as that when pasted
+        except (OSError, ValueError):
+            continue
+    return fixed
 
 
 def _no_such_user(word: str) -> bool:

@@ -284,7 +284,8 @@ class _Group(click.Group):
 
     def _main(self, guard: SignalGuard, args: Any, prog_name: str | None, complete_var: str | None,
               **extra: Any) -> Any:
-        obj = extra["obj"] = {**(extra.get("obj") or {}), "guard": guard}  # the root context's: kept, not replaced
+        obj = extra["obj"] = {**(extra.get("obj") or {}), "guard": guard,  # the root context's: kept, not replaced
+                              "argv": list(sys.argv[1:] if args is None else args)}  # (for --out hints: h40a N4)
         try:
             try:
                 rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)

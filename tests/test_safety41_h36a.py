@@ -191,6 +191,16 @@ def test_calibrate_out_starting_with_a_dash_speaks_of_the_file() -> None:
                         "name as options. Write --out './-c.yaml'.\n"), r.output
 
 
+def _private_temp(tmp_path: Path, monkeypatch) -> None:
+    """Point the temporary folder at one under ``tmp_path`` (0700), so that a check copy planner leaves there (it
+    holds another program's file) does not stay in the system's /tmp after the test."""
+    import tempfile
+
+    temp = tmp_path / "temp"
+    temp.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+
+
 def test_a_file_another_program_adds_to_the_check_copy_is_not_named_as_in_out(tmp_path: Path, monkeypatch) -> None:
     # h36a 10: "ov/moved.yaml: 'moved.yaml' is not a catalog file name" named a file that was never in --out
     from planner.core import checkcopy
@@ -204,6 +214,7 @@ def test_a_file_another_program_adds_to_the_check_copy_is_not_named_as_in_out(tm
             (Path(folder) / "moved.yaml").write_text("x: 1\n")
 
     monkeypatch.setattr(checkcopy, "write_check_file", write_and_add)
+    _private_temp(tmp_path, monkeypatch)  # the check copy planner leaves (another program's file in it) stays there
     path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1,us-east-1a,x86_64")
     out = tmp_path / "ov"
     code, said = run_cli("catalog", "import-skypilot", str(path), "--out", str(out))
@@ -542,6 +553,8 @@ def test_a_file_put_at_cloud_yaml_in_the_check_copy_is_said_as_such(tmp_path: Pa
         if name == "cloud.yaml":
             (Path(folder) / "cloud.yaml").write_text("theirs\n")  # another program, first
         return real(folder, name, data)
+
+    _private_temp(tmp_path, monkeypatch)  # the check copy planner leaves (another program's file in it) stays there
 
     monkeypatch.setattr(checkcopy, "write_check_file", squat_then_write)
     path = aws_csv(tmp_path, "g5.xlarge,A10G,1,4,16,,1.0,,us-east-1,us-east-1a,x86_64")

@@ -769,17 +769,21 @@ def path_word(path: str) -> str:
     return shell_word("./" + text if text.startswith("-") else text)
 
 
-def shell_word(text: str) -> str:
+def shell_word(text: str, *, quoted: bool = False) -> str:
     """``text`` (a path planner prints inside a command it suggests) as a shell word: as it is when it holds only
     letters, digits and combining marks of any script and ``@%+=:,./_-`` ('café/o', composed or
-    decomposed), else quoted by :func:`shlex.quote` ('/tmp/o;rm x' ->
-    ``'/tmp/o;rm x'``), so that a pasted hint runs nothing the path holds (h29b M3)."""
+    decomposed) and ``quoted`` is False, else in single quotes as :func:`shlex.quote` writes them ('/tmp/o;rm x' ->
+    ``'/tmp/o;rm x'``; ``quoted``: 'x/a/b' -> ``'x/a/b'``, as --out hints write a path, planner.core.outhint), and
+    a character the terminal shows escaped in bash's ``$'...'`` (:func:`ansi_c_word`), so that a pasted hint runs
+    nothing the path holds and names its very bytes (h29b M3, h36b m6, h37b m1)."""
     from shlex import quote
 
     if escape_unsafe(text) != text:  # a character the terminal shows escaped ('\xff', '\x1b'): in $'...' (h36b m6)
         return ansi_c_word(text)
     plain = text and all(c in _SHELL_PLAIN or c.isalnum() or unicodedata.category(c).startswith("M") for c in text)
-    return text if plain else quote(text)
+    if plain and not quoted:
+        return text
+    return f"'{text}'" if "'" not in text else quote(text)  # (quote() leaves a word of its safe set bare)
 
 
 def ansi_c_word(text: str) -> str:

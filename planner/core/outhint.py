@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from planner.core.names import ansi_c_word, escape_unsafe
+from planner.core.names import ansi_c_word, escape_unsafe, shell_word
 from planner.core.outpath import out_path_problem
 
 #: A variable at the start of a path, as the shell would expand it: '$HOME', '${HOME}'.
@@ -21,17 +21,6 @@ _LEADING_VAR = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z_0-9]*\}|[A-Za-z_][A-Za-z_0-9
 _TILDE = re.compile(r"~(?:[A-Za-z0-9._][A-Za-z0-9._-]*|[+-])?")
 #: How many times a hint is checked again (each pass takes away one kind of leftover: quotes, then a blank, ...).
 _ROUNDS = 8
-
-
-def pasteable(path: str) -> str:
-    """``path`` as an --out hint writes it: in single quotes as it is where that is what the shell reads ('x/a/b'),
-    else quoted for the shell (shlex.quote: a backslash stays one backslash); a character no listing shows written
-    as its escape (such a path is refused before any hint offers it)."""
-    if escape_unsafe(path) != path:  # a byte that is not UTF-8, or a character shown escaped: bash's $'...' names
-        return ansi_c_word(path)      # the same bytes, where '\xff' in single quotes would not (h37b m1)
-    if "'" not in path and "\\" not in path:
-        return f"'{path}'"
-    return shlex.quote(path)
 
 
 def expansion(head: str) -> str | None:
@@ -153,7 +142,7 @@ def _refused_elsewhere(path: str, *, file: bool) -> bool:
 def settled(meant: str | None, *, file: bool = False) -> str | None:
     """The path ``meant`` after every rule that refuses --out has had its say (planner.core.outpath.out_path_problem:
     quotes left in, blanks at a folder's edge, invisible characters, a first name beginning with '-'), as a hint
-    to paste: quoted (:func:`pasteable`), or for a ``~`` or ``$VAR`` start, which the shell is to expand, that start
+    to paste: quoted (planner.core.names.shell_word, ``quoted``), or for a ``~`` or ``$VAR`` start, which the shell is to expand, that start
     unquoted (a variable in double quotes, which expand it without splitting it) and the rest quoted ('~/x y' ->
     ``~/'x y'``, '$HOME/a b' -> ``"$HOME"'/a b'``); None where no path can be told (a URL, a pattern, '~' or a
     variable inside the path, an empty path, an unset or empty variable or unknown user at the start, a path a run
@@ -163,7 +152,7 @@ def settled(meant: str | None, *, file: bool = False) -> str | None:
         return None
     head, rest = found
     if not head:
-        return pasteable(rest)
+        return shell_word(rest, quoted=True)
     start = f'"{head}"' if head.startswith("$") else head
     if not rest:
         return escape_unsafe(start)

@@ -100,10 +100,12 @@ def test_a_row_left_out_beside_a_kept_one_is_counted(tmp_path: Path) -> None:
     res = import_file(path)
     assert [r.id for r in res.rows] == ["aws-g5-xlarge"]
     assert res.skipped == {"the row on line 3 of g5.xlarge": "line 3: GPU 'Z10G' has no gpus.yaml entry",
-                           "the row on line 4 of g5.xlarge": "line 4: a fraction (1.5) of one A10G, not a whole GPU"}
+                           # h40b m9: a value above one is no fraction of one GPU, so it is worded as a count
+                           "the row on line 4 of g5.xlarge": "line 4: a count (1.5) of A10G GPUs that is not a whole number"}
     assert left_out_lines(res.skipped) == [
         "left out 1: GPU 'Z10G' has no gpus.yaml entry (line 3 of g5.xlarge)",
-        "left out 1: a fraction (1.5) of one A10G, not a whole GPU (line 4 of g5.xlarge)"]
+        # h40b m9: above one, worded as a count, not as a fraction of one GPU
+        "left out 1: a count (1.5) of A10G GPUs that is not a whole number (line 4 of g5.xlarge)"]
 
 
 def test_a_row_without_a_gpu_beside_a_kept_one_is_counted(tmp_path: Path) -> None:
@@ -122,7 +124,8 @@ def test_left_out_reasons_name_their_lines(tmp_path: Path) -> None:
     code, text = _run("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
     flat = " ".join(text.split())
     assert code == 0, text
-    assert "left out 1: a fraction (1.5) of one L4, not a whole GPU (line 4: g6.2xlarge)" in flat, text
+    # h40b m9: above one, a count not whole is worded as a count, not as a fraction of one GPU
+    assert "left out 1: a count (1.5) of L4 GPUs that is not a whole number (line 4: g6.2xlarge)" in flat, text
     assert ("left out 1: an on-demand price of '1e-400' USD/h, less than any real hourly price (at least 0.001 USD/h) "
             "(line 3: g5.48xlarge)") in flat, text
 

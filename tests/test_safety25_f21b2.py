@@ -45,7 +45,10 @@ def test_a_gpu_count_that_is_not_whole_by_its_digits_is_left_out(tmp_path: Path,
     path = aws_csv(tmp_path, f"g5.xlarge,A10G,{count},4,16,,1.006,0.4,us-east-1,us-east-1a,x86_64", G5_2X)
     result = import_file(path)
     assert [r.instance for r in result.rows] == ["g5.2xlarge"]
-    assert result.skipped["g5.xlarge"] == f"line 2: a fraction ('{count}') of one A10G, not a whole GPU"
+    # h40b m9: a value above one (by its digits) is worded as a count, one below one as a fraction of one GPU
+    want = (f"a count ('{count}') of A10G GPUs that is not a whole number" if count.startswith("1.") else
+            f"a fraction ('{count}') of one A10G, not a whole GPU")
+    assert result.skipped["g5.xlarge"] == f"line 2: {want}"
 
 
 def test_vcpus_not_whole_by_their_digits_are_left_out(tmp_path: Path) -> None:

@@ -90,8 +90,10 @@ def test_random_rows_are_left_out_with_a_reason_or_load(tmp_path: Path) -> None:
         for i in range(8):
             def num(good: str) -> str:  # a sound value mostly, so that rows are written as well as left out
                 return good if rng.random() < 0.75 else rng.choice(numbers)
-            inst = rng.choice(texts[:5]) + f"_{trial}_{i}"
-            lines.append(",".join([inst, rng.choice(["H100", "A10", "A100", "nope"]), num("1"), num("8"), num("64"),
+            gpu = rng.choice(["H100", "A10", "A100", "nope"])
+            # the name's GPU word is the row's (h40b N1: a row naming another GPU than 'gpu_1x_h100_pcie' is left out)
+            inst = rng.choice(texts[:5]).replace("h100", gpu.lower()).replace("H100", gpu.upper()) + f"_{trial}_{i}"
+            lines.append(",".join([inst, gpu, num("1"), num("8"), num("64"),
                                    num("2.49"), "us-west-2" if rng.random() < 0.8 else rng.choice(texts[5:]), "",
                                    num("0.9")]))
         path = tmp_path / f"t{trial}" / "vms.csv"

@@ -54,10 +54,12 @@ def test_lambda_rows_of_two_regions_with_other_gpus_refuse_the_file_either_order
                                                                                   order: tuple[int, int]) -> None:
     # h37b m2: an 'H100' x8 row on gpu_1x_a10 is now left out by itself (board and count not the name's), so the
     # other row names L4 x1, which is read, and the two rows give one instance type two GPUs
-    rows = ["gpu_1x_a10,A10,1,30,200,0.75,us-east-1,,", "gpu_1x_a10,L4,1,208,1800,0.75,us-west-1,,"]
+    # h40b N1: a name carrying a GPU word ('gpu_1x_a10') now leaves out a row of another GPU by itself, so the two
+    # rows are of an instance type whose name carries no GPU word ('box1', not SkyPilot's 'gpu_<n>x_<gpu>' form)
+    rows = ["box1,A10,1,30,200,0.75,us-east-1,,", "box1,L4,1,208,1800,0.75,us-west-1,,"]
     path = _write(tmp_path, "lambda", LAMBDA_HEADER, rows[order[0]], rows[order[1]])
     msg = _refusal(path)
-    assert "lines 2 and 3, column AcceleratorName: two rows of gpu_1x_a10" in msg, msg
+    assert "lines 2 and 3, column AcceleratorName: two rows of box1" in msg, msg
 
 
 def test_gcp_vm_rows_of_two_zones_with_other_vcpus_refuse_the_file(tmp_path: Path) -> None:

@@ -40,6 +40,9 @@ GPU_ALIASES: dict[str, str] = {
     # RunPod's own spellings (v8 vms.csv)
     "A100-SXM": "a100-80gb-sxm", "A100-80GB-SXM": "a100-80gb-sxm", "H100-SXM": "h100-sxm",
     "H100-NVL": "h100-nvl", "H200-SXM": "h200-sxm", "RTX6000-Ada": "rtx-6000-ada",
+    # RunPod display names as SkyPilot's fetcher writes them (fetch_runpod.py ``format_gpu_name``: 'RTX ' -> 'RTX',
+    # spaces -> '-'; RunPod's 'RTX 5090', 'RTX A4000', 'RTX A5000', 'H200 NVL'; h40b m7: said "no gpus.yaml entry")
+    "RTX5090": "rtx-5090", "RTXA4000": "rtx-a4000", "RTXA5000": "rtx-a5000", "H200-NVL": "h200-nvl",
 }
 
 #: GCP accelerator machine type -> (accelerator name, count) (SkyPilot's ``_ACC_INSTANCE_TYPE_DICTS``,
@@ -128,8 +131,10 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
         name = same[0] if len(same) == 1 else name
     if form_factor_unknown(provider, instance, name):  # h37b N5/m2: such a size was given the SXM board
         return None
-    if provider == "lambda" and name.lower() in TWO_BOARD_NAMES and _lambda_forms(instance)[0]:
+    if provider == "lambda" and name.lower() in TWO_BOARD_NAMES and _lambda_boards(instance) == {"PCIe"}:
         return {"a100": "a100-40gb-pcie", "a100-80gb": "a100-80gb-pcie", "h100": "h100-pcie"}.get(name.lower())
+    if provider == "lambda" and name.lower() in TWO_BOARD_NAMES and _lambda_boards(instance) == {"NVL"}:
+        return {"h100": "h100-nvl", "h200": "h200-nvl"}.get(name.lower())
     if provider == "lambda" and name == "A100" and _LAMBDA_A100_PCIE.match(instance.strip()):
         return "a100-40gb-pcie"
     if provider == "runpod" and name in ("A100-80GB", "H100"):  # SkyPilot's names of the PCIe cards (h36b N7:
@@ -153,17 +158,65 @@ def form_factor_unknown(provider: str, instance: str, accelerator: str) -> bool:
         return False
     if provider == "azure":
         return not (_AZURE_A100_PCIE.match(inst) or _AZURE_H100_NVL.match(inst) or _AZURE_SXM.match(inst))
-    pcie, sxm = _lambda_forms(inst)
-    if pcie and sxm:  # a name of both forms tells neither (h38b m5: 'gpu_1x_h100_pcie_sxm' was PCIe)
+    boards = _lambda_boards(inst)
+    if len(boards) > 1:  # a name of two forms tells neither (h38b m5: 'gpu_1x_h100_pcie_sxm' was PCIe)
         return True
-    return not (pcie or sxm or _LAMBDA_A100_PCIE.match(inst) or _LAMBDA_A100_SXM.match(inst))
+    return not (boards or _LAMBDA_A100_PCIE.match(inst) or _LAMBDA_A100_SXM.match(inst))
 
 
-def _lambda_forms(instance: str) -> tuple[bool, bool]:
-    """Whether a Lambda instance type names the PCIe form and the SXM form, each as a word of its own between '_'
-    ('pcie', 'sxm', 'sxm4', 'sxm5'; h38b m5: 'nosxm' was read as SXM)."""
+#: The board words a Lambda instance type may carry (gpu_1x_h100_pcie, gpu_8x_h100_sxm5, gpu_1x_a100_sxm4) -> the
+#: board; 'nvl' too, as SkyPilot names NVIDIA's NVL cards (H100-NVL), though Lambda sells none today (h40b m3).
+_LAMBDA_BOARD_WORDS = {"pcie": "PCIe", "sxm": "SXM", "nvl": "NVL"}
+_LAMBDA_BOARD = re.compile(r"(pcie|sxm|nvl)\d*$")
+
+
+def _lambda_boards(instance: str) -> set[str]:
+    """The boards (PCIe, SXM, NVL) a Lambda instance type names: a word of its own between '_' ('pcie', 'pcie5',
+    'sxm4', 'nvl'; h38b m5: 'nosxm' is none), or the end of its GPU word, the third '_' word, glued or after '-'
+    ('h100-pcie', 'h100pcie'; h40b m3: they were not read). Several: the name tells none."""
     words = instance.strip().lower().split("_")
-    return "pcie" in words, any(re.fullmatch(r"sxm[0-9]*", w) for w in words)
+    found = {_LAMBDA_BOARD_WORDS[m.group(1)] for w in words[3:] if (m := _LAMBDA_BOARD.fullmatch(w))}
+    if len(words) > 2 and (m := re.search(r"[a-z0-9]-?(pcie|sxm|nvl)\d*$", words[2])):
+        found.add(_LAMBDA_BOARD_WORDS[m.group(1)])
+    return found
+
+
+def _base_gpu(name: str) -> str:
+    """A GPU word without its memory and board words, lower case: 'A100-80GB-SXM' -> 'a100', 'h100pcie' -> 'h100',
+    'a100-80gb' -> 'a100'; 'RTXA6000' -> 'a6000' (SkyPilot writes both for the RTX A6000)."""
+    low = name.strip().lower()
+    for _ in range(3):
+        low = re.sub(r"-?(\d+gb?|pcie\d*|sxm\d*|nvl|mega)$", "", low) or low
+    return {"rtxa6000": "a6000"}.get(low, low)
+
+
+def _lambda_word_problem(instance: str, accelerator: str) -> str | None:
+    """Why a Lambda instance type's GPU word contradicts the row's ``accelerator`` (None: it agrees, or the name has
+    none). SkyPilot's Lambda fetcher writes the AcceleratorName from the name itself, its third '_' word upper-cased
+    (fetch_lambda_cloud.py ``name_to_gpu_and_cnt``: ``name.split('_')[2].upper()``, 'gpu_8x_a100_80gb_sxm4' ->
+    'A100-80GB'; skypilot-org/skypilot @115eca47b739), so a row naming another GPU is not its file (h40b N1:
+    'gpu_8x_h100_sxm5' named 'B200' was written as 8 B200s). Compared without memory and board words."""
+    words = instance.strip().lower().split("_")
+    if len(words) < 3 or words[0] != "gpu" or not re.fullmatch(r"\d+x", words[1]) or words[2] == "general" \
+            or re.fullmatch(r"\d+x", words[2]):
+        return None
+    word = _base_gpu(words[2])
+    if not word or word == _base_gpu(accelerator):
+        return None
+    return (f"the instance type {_quoted(instance.strip())} carries {word.upper()} GPUs, but AcceleratorName gives "
+            f"{_quoted(accelerator.strip())}: the row names two GPUs")
+
+
+def instance_family_problem(provider: str, instance: str, accelerator: str) -> str | None:
+    """Why the GPU an instance type's name carries is another than the row's ``accelerator`` (None: the same, or the
+    name carries none): Lambda's GPU word (:func:`_lambda_word_problem`), Azure's family (:func:`_azure_family`).
+    Said before any other reason of the GPU (h40b m2: 'Standard_ND40rs_v2' named 'A100' was "form factor not
+    told", though the size carries V100s)."""
+    if provider == "lambda":
+        return _lambda_word_problem(instance, accelerator)
+    if provider == "azure":
+        return _azure_family_problem(instance, accelerator)
+    return None
 
 
 def _lambda_memories(low: str) -> list[str]:
@@ -191,7 +244,12 @@ def lambda_count(instance: str) -> int | None:
 # 'Standard_NC4as_T4_v3' named 'A10' was written as an A10). Sizes naming none: ND A100 v4 (Standard_ND96asr_v4)
 # carries A100s (see _AZURE_SXM), NCv3 (Standard_NC6s_v3 .. NC24rs_v3) and NDv2 (Standard_ND40rs_v2) V100s
 # (Azure's ncv3-series and ndv2-series size pages: "NVIDIA Tesla V100")
-_AZURE_FAMILY_GPU = re.compile(r"^Standard_N[CDV]C?\d+[a-z]*_([A-Za-z0-9]+)_v\d+$", re.IGNORECASE)
+# A size's GPU word is any '_' word after its family and vCPUs (Standard_ND128isr_NDR_GB200_v6 carries GB200: h40b
+# N3, it was written as B200), whatever its version or a '_Promo' suffix (h40b m8; Azure's promotional sizes carry
+# the same hardware as the size without it); GPUs the table lacks are known by these words too (Azure's size
+# pages: NDv2/NCv3 V100, NCv2 P100, ND P40, NV M60, NC K80, ND GB200 v6 and ND GB300 v6 GB200/GB300)
+_AZURE_SIZE = re.compile(r"^standard_(n[cdv]c?)\d+[a-z]*((?:_[a-z0-9]+)*?)(?:_v\d+)?(?:_promo)?$")
+_AZURE_OTHER_GPUS = ("gb200", "gb300", "v100", "p100", "p40", "m60", "k80")
 _AZURE_ND_A100 = re.compile(r"^Standard_ND\d+asr_v4$", re.IGNORECASE)
 _AZURE_V100 = re.compile(r"^Standard_(NC\d+r?s_v3|ND\d+rs_v2)$", re.IGNORECASE)
 # NDm A100 v4 (Standard_ND96amsr_A100_v4) carries the A100 80GB, ND A100 v4 (Standard_ND96asr_v4) the 40GB (their
@@ -208,6 +266,14 @@ _AZURE_A100_80 = re.compile(r"^Standard_ND\d+amsr_A100_v4$", re.IGNORECASE)
 #: has no `GPUs` capability in that list; SkyPilot's fetcher gives it 8 (AZURE_MISSING_GPU_COUNT, "from the Azure
 #: size documentation"). NVads A10 v5 sizes carry fractions of a GPU (the fetcher's
 #: AZURE_FRACTIONAL_A10_INS_TYPE_TO_NUM_GPUS): not here.
+#: The Azure sizes that carry a fraction of one GPU (a GPU partition), as Azure's NVadsA10 v5 page gives them
+#: (MicrosoftDocs/azure-docs articles/virtual-machines/nva10v5-series.md, "GPU partition": NV6ads 1/6, NV12ads 1/3,
+#: NV18ads 1/2; NV36ads, NV36adms 1 and NV72ads 2 whole A10s, in _AZURE_COUNTS); planner holds whole GPUs only (h40b
+#: N2: NV6ads named x1 was written as a whole 24 GB A10).
+_AZURE_FRACTIONS = {"standard_nv6ads_a10_v5": "1/6", "standard_nv12ads_a10_v5": "1/3", "standard_nv18ads_a10_v5": "1/2"}
+#: GPUs per VM of an ND size carrying these GPUs, whatever its version or suffix (h40b m8: ND = 8; ND A100 v4,
+#: NDm A100 v4, ND H100 v5, ND H200 v5, ND MI300X v5 all 8, as _AZURE_COUNTS gives them).
+_AZURE_ND_EIGHT = ("a100", "h100", "h200", "mi300x", "v100")
 _AZURE_COUNTS = {
     "standard_nc24ads_a100_v4": 1, "standard_nc48ads_a100_v4": 2, "standard_nc96ads_a100_v4": 4,
     "standard_nc40ads_h100_v5": 1, "standard_nc80adis_h100_v5": 2, "standard_ncc40ads_h100_v5": 1,
@@ -217,6 +283,7 @@ _AZURE_COUNTS = {
     "standard_nc6s_v3": 1, "standard_nc12s_v3": 2, "standard_nc24s_v3": 4, "standard_nc24rs_v3": 4,
     "standard_nd96is_mi300x_v5": 8,
     "standard_nc8ads_a10_v4": 1, "standard_nc16ads_a10_v4": 1, "standard_nc32ads_a10_v4": 2,
+    "standard_nv36ads_a10_v5": 1, "standard_nv36adms_a10_v5": 1, "standard_nv72ads_a10_v5": 2,
 }
 #: The AcceleratorNames that name one board (form factor) of their GPU, by lower case (RunPod's spellings, and
 #: H100-MEGA, GCP's A3 Mega SXM).
@@ -253,23 +320,29 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
         if len(counts) > 1:
             return (f"the instance type {_quoted(instance)} names {len(counts)} GPU counts ({', '.join(counts)}x), so how "
                     "many GPUs it has cannot be told")
+        word = _lambda_word_problem(inst, name)
+        if word is not None:
+            return word
         named = lambda_count(inst)
         if named is not None and named != count:
             return f"the instance type {_quoted(instance)} names {_gpus(named)}, but AcceleratorCount gives {_quoted(name)} x{count}"
-        mem = _lambda_memories(low)
+        said_mem = _lambda_memories(low)
+        mem = said_mem or (["40"] if _LAMBDA_A100_PCIE.match(inst) else [])
         if len(set(mem)) > 1:  # 'gpu_1x_a100_40gb_80gb_sxm4' (h39b 17): said so, not as one of them
             return (f"the instance type {_quoted(instance)} names two memories ({' and '.join(f'{m} GB' for m in mem)}), "
                     "so which card it has cannot be told")
-        has = re.search(r"-(\d+)gb$", acc)
+        has = re.search(r"-(\d+)gb(?:-|$)", acc)  # 'A100-80GB-SXM' too (h40b N5)
         own = int(has.group(1)) if has else _NAMED_MEMORY.get(acc)
         if mem and own is not None and any(int(m) != own for m in mem):
-            return (f"the instance type {_quoted(instance)} names {mem[0]} GB, but AcceleratorName gives {_quoted(name)}, "
+            told = f"names {mem[0]} GB" if said_mem else "is Lambda's A100 40 GB PCIe"
+            return (f"the instance type {_quoted(instance)} {told}, but AcceleratorName gives {_quoted(name)}, "
                     f"the {own} GB card")
-        pcie, sxm = _lambda_forms(inst)
+        # gpu_1x/2x/4x_a100 are Lambda's A100 40 GB PCIe (h40b N5: 'A100-80GB' on them was the SXM card)
+        boards = _lambda_boards(inst) or ({"PCIe"} if _LAMBDA_A100_PCIE.match(inst) else set())
         board = _NAMED_BOARD.get(acc) or ("PCIe" if "pcie" in acc else None)
-        if board is not None and ((pcie and board != "PCIe") or (sxm and board != "SXM")):
+        if board is not None and len(boards) == 1 and board not in boards:
             # 'gpu_1x_h100_pcie' named 'H100-SXM' (h39b 14): the name's board and AcceleratorName's disagree
-            return (f"the instance type {_quoted(instance)} names the {'PCIe' if pcie else 'SXM'} board, but "
+            return (f"the instance type {_quoted(instance)} names the {next(iter(boards))} board, but "
                     f"AcceleratorName gives {_quoted(name)}, the {board} one")
     elif provider == "runpod":
         m = _RUNPOD_TYPE.match(inst)
@@ -279,10 +352,18 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
         if m and m.group(2).lower() != acc:
             return f"the instance type {_quoted(instance)} names {_quoted(m.group(2))}, but AcceleratorName gives {_quoted(name)}"
     elif provider == "azure":
-        fixed = _AZURE_COUNTS.get(low)
-        if fixed is not None and fixed != count and _azure_problem(instance, name) is None:
+        why = _azure_problem(instance, name)
+        size = re.sub(r"_promo$", "", low)
+        if why is None and size in _AZURE_FRACTIONS:
+            return (f"the instance type {_quoted(instance)} carries {_AZURE_FRACTIONS[size]} of one A10 (a GPU "
+                    f"partition), but AcceleratorCount gives {_quoted(name)} x{count}; planner holds whole GPUs only")
+        fixed = _AZURE_COUNTS.get(size)
+        family = _azure_family(inst)
+        if fixed is None and size.startswith("standard_nd") and family in _AZURE_ND_EIGHT:
+            fixed = 8
+        if why is None and fixed is not None and fixed != count:
             return f"the instance type {_quoted(instance)} carries {_gpus(fixed)}, but AcceleratorCount gives {_quoted(name)} x{count}"
-        return _azure_problem(instance, name)
+        return why
     return None
 
 
@@ -294,25 +375,55 @@ def _azure_problem(instance: str, accelerator: str) -> str | None:
     40 GB card, on the 80 GB Standard_ND96amsr_A100_v4; 'A100-80GB' on the 40 GB Standard_ND96asr_v4)."""
     inst, name = instance.strip(), accelerator.strip()
     acc = name.lower()
-    m = _AZURE_FAMILY_GPU.match(inst)
-    family = m.group(1).upper() if m and m.group(1).lower() in aliases_by_lower() else \
-        ("A100" if _AZURE_ND_A100.match(inst) else "V100" if _AZURE_V100.match(inst) else None)
-    if family is not None and acc != family.lower() and not acc.startswith(family.lower() + "-"):
-        return (f"the instance type {_quoted(instance)} carries {family} GPUs, but AcceleratorName gives {_quoted(name)}: "
-                "the row names two GPUs")
+    family = _azure_family_problem(instance, accelerator)
+    if family is not None:
+        return family
     form = "PCIe" if _AZURE_A100_PCIE.match(inst) else "NVL" if _AZURE_H100_NVL.match(inst) else \
         "SXM" if _AZURE_SXM.match(inst) else None
     named = _NAMED_BOARD.get(acc)
     if form is not None and named is not None and named != form:
         return (f"the instance type {_quoted(instance)} carries the {form} board, but AcceleratorName gives "
                 f"{_quoted(name)}, the {named} one: the row names two boards")
-    size = 80 if _AZURE_A100_80.match(inst) else 40 if _AZURE_ND_A100.match(inst) else None
-    own = 40 if acc == "a100" else 80 if acc in ("a100-80gb", "a100-sxm", "a100-80gb-sxm") else None
+    # NC A100 v4 carries the A100 80GB PCIe too (h40b m1: 'A100' and 'A100-40GB' on it were written as the 80 GB card)
+    size = 80 if _AZURE_A100_80.match(inst) or _AZURE_A100_PCIE.match(inst) else 40 if _AZURE_ND_A100.match(inst) \
+        else None
+    own = 40 if acc in ("a100", "a100-40gb") else 80 if acc in ("a100-80gb", "a100-sxm", "a100-80gb-sxm") else None
     if size is not None and own is not None and own != size:
         return (f"the instance type {_quoted(instance)} carries the A100 {size}GB, but AcceleratorName gives "
                 f"{_quoted(name)}, the {own} GB card")
+    if _AZURE_H100_NVL.match(inst) and acc.startswith("h100") and acc not in ("h100", "h100-nvl"):
+        # SkyPilot's 'H100' or the board's own 'H100-NVL' (94 GB); 'H100-80GB' or 'H100-PCIE' name another card
+        # (h40b m1: they were written as the NVL)
+        return (f"the instance type {_quoted(instance)} carries the H100 NVL (94 GB), but AcceleratorName gives "
+                f"{_quoted(name)}: the row names two cards")
     return None
 
 
+def _azure_family(instance: str) -> str | None:
+    """The GPU (lower case) an Azure N-series size's name carries: its GPU word (:data:`_AZURE_SIZE`; one of
+    :data:`GPU_ALIASES`' names or :data:`_AZURE_OTHER_GPUS`), else A100 for ND A100 v4 and V100 for NCv3 and NDv2;
+    None for a size of no known family."""
+    low = instance.strip().lower()
+    m = _AZURE_SIZE.match(low)
+    if m is None:
+        return None
+    known = aliases_by_lower()
+    words = [w for w in m.group(2).split("_") if w and (w in known or w in _AZURE_OTHER_GPUS)]
+    if words:
+        return words[0]
+    size = re.sub(r"_promo$", "", low)
+    return "a100" if _AZURE_ND_A100.match(size) else "v100" if _AZURE_V100.match(size) else None
+
+
+def _azure_family_problem(instance: str, accelerator: str) -> str | None:
+    """Why an Azure size's GPU (:func:`_azure_family`) is another than ``accelerator`` names (h38b N3, h39b N5,
+    h40b N3: a GB200 size named 'B200'); None: the same GPU (any board or memory of it), or no family known."""
+    family, acc = _azure_family(instance), accelerator.strip().lower()
+    if family is None or acc == family or acc.startswith(family + "-"):
+        return None
+    return (f"the instance type {_quoted(instance.strip())} carries {family.upper()} GPUs, but AcceleratorName gives "
+            f"{_quoted(accelerator.strip())}: the row names two GPUs")
+
+
 __all__ = ["GCP_MACHINE_GPUS", "GPU_ALIASES", "RUNPOD_NAME_OVERRIDES", "catalog_gpu_id", "form_factor_unknown",
-           "instance_gpu_problem", "lambda_count", "runpod_name"]
+           "instance_family_problem", "instance_gpu_problem", "lambda_count", "runpod_name"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.catalog.aliases import (GCP_MACHINE_GPUS, aliases_by_lower, catalog_gpu_id, form_factor_unknown,
+                                     instance_family_problem,
                                      instance_gpu_problem)
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted, is_whole
@@ -374,7 +375,15 @@ def _row_gpus(provider: str, inst: str, raw: str, r: Mapping[str, str]) -> tuple
         return acc, count
     given = _num(said) or 0.0
     if named and given > 0 and (given != int(given) or not is_whole(said)):
-        fraction = f"{given:g}" if given != int(given) else _quoted(said)
+        # as written where the short form would read whole or another number (h40b m9: '0.9999999999999999' was
+        # shown as 1); above one it is no fraction of one GPU
+        short = f"{given:g}"
+        fraction = short if given != int(given) and float(short) == given else _quoted(said)
+        from planner.core.units import written_decimal
+
+        exact = written_decimal(said)
+        if (exact if exact is not None else given) > 1:
+            return f"a count ({fraction}) of {named} GPUs that is not a whole number"
         return f"a fraction ({fraction}) of one {named}, not a whole GPU"
     if not named or int(given) <= 0:
         return "no GPU"
@@ -385,7 +394,11 @@ def _no_gpu_why(provider: str, inst: str, raw: str, acc: str, info: str, known: 
                 names: OverlayGpuNames | None, by_lower: Mapping[str, tuple[str, ...]]) -> str:
     """Why a row's accelerator ``acc`` gives no catalog GPU: it stands for several boards and the instance type
     ``raw`` does not tell which (h37b N5, m2: given the SXM board before), it fits several overlay GPUs, or it has
-    no gpus.yaml entry (:func:`_unknown_gpu`)."""
+    no gpus.yaml entry (:func:`_unknown_gpu`). The GPU the instance type's name carries, where another, is said
+    first (planner.catalog.aliases.instance_family_problem; h40b m2, N1)."""
+    family = instance_family_problem(provider, raw, acc)
+    if family is not None:
+        return family
     if form_factor_unknown(provider, raw, acc):
         return (f"{_quoted(acc)} stands for more than one board (PCIe, SXM or NVL), and the instance type "
                 f"{_quoted(raw)} is of no family whose board planner knows: form factor not told by the instance type")
@@ -449,7 +462,18 @@ def _same_hardware(path: Path, provider: str, inst: str, r: Mapping[str, str], h
 def _unknown_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str:
     """Why a row's accelerator ``acc`` is left out: no gpus.yaml entry; where its NFKC form (full-width 'ａ10g' ->
     'a10g') is one, that is said as a hint, not taken (h20b M2: a row of such letters is not SkyPilot's)."""
-    return _nfkc_gpu(provider, inst, acc, info, known) or f"GPU {_quoted(acc)} has no gpus.yaml entry"
+    nfkc = _nfkc_gpu(provider, inst, acc, info, known)
+    if nfkc is not None:
+        return nfkc
+    # gpus.yaml may hold it under another spelling ('H100-PCIE' and h100-pcie): then it is planner's table of
+    # SkyPilot's names that lacks the spelling, not gpus.yaml the GPU (h40b m7: a user told so would add a twin)
+    compact = re.sub(r"[^a-z0-9]", "", acc.lower())
+    same = sorted(g for g in (known or ()) if re.sub(r"[^a-z0-9]", "", g.lower()) == compact)
+    if compact and same:
+        return (f"{_quoted(acc)} is not a SkyPilot GPU name planner knows (its table of SkyPilot's names, "
+                f"planner/catalog/aliases.py), though gpus.yaml has {', '.join(same)}; write the row's AcceleratorName "
+                "as SkyPilot's catalog spells that GPU")
+    return f"GPU {_quoted(acc)} has no gpus.yaml entry"
 
 
 def _nfkc_gpu(provider: str, inst: str, acc: str, info: str, known: set[str] | None) -> str | None:
@@ -487,6 +511,37 @@ def _info_number(value: object, whole: bool) -> bool:
     return value == value and value not in (float("inf"),) and value > 0
 
 
+def _repeated_key(info: str) -> str | None:
+    """Why a GpuInfo text repeats a key in one dict, at any depth (None: it does not, or it is no Python literal):
+    the same key twice (``'Name': 'H100', 'Name': 'A10G'``), which Python's dict literal reads as its last value
+    only, so the verdict would hang on which comes last (h40b N4), or two keys that differ only in blanks or in
+    characters NFKC folds (``'Gpus '``, fullwidth ``'\uff27pus'`` beside ``'Gpus'``: a second GPU list). The EC2
+    API's GpuInfo, which SkyPilot writes as it is (fetch_aws.py ``get_acc_info``), never repeats a key. Keys
+    differing only in case are :func:`_info_gpus`' (its own wording)."""
+    import ast
+
+    try:
+        tree = ast.parse(info.strip(), mode="eval")
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        for i, key in enumerate(keys):
+            if key in keys[:i]:
+                return (f"names the key {_quoted(key)} twice in one dict, of which Python keeps the last value only: "
+                        "the GpuInfo contradicts itself")
+            fold_ = unicodedata.normalize("NFKC", key).strip().lower()
+            twin = next((k for k in keys[:i] if unicodedata.normalize("NFKC", k).strip().lower() == fold_
+                         and k.lower() != key.lower()), None)
+            if twin is not None:
+                return (f"names the key {_quoted(twin)} twice in one dict, once as {_quoted(key)}"
+                        f"{' (' + _first_foreign(key) + ')' if not key.isascii() else ''}: the GpuInfo contradicts "
+                        "itself")
+    return None
+
+
 def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | str:
     """A GpuInfo's GPUs as (Name, Count, SizeInMiB) and its TotalGpuMemoryInMiB, or why it cannot be read: not the
     dict SkyPilot writes, or a dict (the GpuInfo itself, a GPU's, its MemoryInfo: h38b m2) with two keys differing
@@ -503,6 +558,9 @@ def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | s
         return "names a key twice in different case (" + ", ".join(
             _quoted(str(k)) for k in d if lower.count(str(k).lower()) > 1) + "): the row names two GPUs"
 
+    repeated = _repeated_key(info)  # before literal_eval, which keeps a repeated key's last value only (h40b N4)
+    if repeated is not None:
+        return repeated
     try:
         data = ast.literal_eval(info.strip())
         twin = twins(data)

@@ -53,11 +53,15 @@ def test_help_and_usage_lines_go_into_no_report_of_the_default_out(tmp_path: Pat
                             + said.format(name="standard error")), usage.stdout
     assert bad.stdout == ("Error: standard error is reports/.planner-reports.json, "
                           + said.format(name="standard error")), bad.stdout
-    # the folder is the default of plan only: another command's help into it is the data-file rule's
+    # the folder is the default of plan only: another command's help into it is refused as a report its manifest
+    # lists, in whatever folder (h39a m6: that rule comes before the data-file one)
     other = _cli(shell="python -m planner fit --help >> reports/qlora-7b-12gb.json", cwd=tmp_path)
     assert other.returncode == 2
-    assert other.stderr == (f"Error: standard output is {tmp_path / 'reports' / 'qlora-7b-12gb.json'}, "
-                            + DATA_LINE.format(name="standard output") + "\n"), other.stderr
+    assert other.stderr == (f"Error: standard output is {tmp_path / 'reports' / 'qlora-7b-12gb.json'}, a report "
+                            "set's manifest or a report it lists, or a file of a staging folder (planner's own files "
+                            "in a folder it writes reports into: written into, the next run there takes the set as "
+                            "changed or the folder as not planner's); planner does not write into it. Redirect "
+                            "standard output to another file.\n"), other.stderr
     assert _cli("plan", str(QLORA), "--format", "json,md", cwd=tmp_path).returncode == 0  # the set is still planner's
 
 

@@ -45,6 +45,36 @@ def _row(inst: str, price: str = "1.006", info: str = "") -> list[str]:
     return [inst, "A10G", "1", "4", "16", info, price, "", "us-east-1", "us-east-1a", "x86_64"]
 
 
+# --- m5: an example never glued to a full stop or to the next clause ---------------------------------------------
+
+def test_a_hint_example_is_not_glued_to_the_summarys_same_reason(tmp_path: Path) -> None:
+    path = _aws_rows(tmp_path, [_row("g5.9x=1+1large"), _row("g5.8x<1large"), _row("g5.7x[1large")])
+    code, out = run_cli("catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"))
+    said = _flat(out)
+    assert code == 0, out
+    # three rows refused by the loader's instance check alike: the first row's reason whole (its hint's example in
+    # parentheses, then the hint's full stop), then the other two rows (2) as a sentence of their own
+    assert ("vms.csv does (e.g. instance: g6.xlarge). The same reason with other values in 2 rows (line 2: "
+            "g5.9x=1+1large, line 3: g5.8x<1large '<', line 4: g5.7x[1large '[')") in said, said
+    assert "g6.xlarge.," not in said and "g6.xlarge. " not in said, said  # the example never against a stop
+    assert ", and the same reason" not in said, said
+
+
+def test_a_reason_ending_in_a_question_starts_the_same_reason_as_a_sentence() -> None:
+    skipped = {"a": "line 2: did the file mean 'us-east-1'?", "b": "line 3: did the file mean 'us-west-2'?"}
+    lines = left_out_lines(skipped)
+    # 2 rows, one kind (their quoted values differ): the first reason whole, 1 row with another value after it
+    assert lines == ["left out 2: did the file mean 'us-east-1'? The same reason with other values in 1 row "
+                     "(line 2: a, line 3: b 'us-west-2')"], lines
+
+
+def test_a_reason_ending_in_no_stop_keeps_the_clause() -> None:
+    # guard: the usual join is kept where the reason ends no sentence
+    skipped = {"a": "line 2: column Price: '$0.5' is not a number", "b": "line 3: column Price: '$1.5' is not a number"}
+    assert left_out_lines(skipped) == ["left out 2: column Price: '$0.5' is not a number, and the same reason with "
+                                       "other values in 1 row (line 2: a, line 3: b '$1.5')"]
+
+
 # --- m6: a KELVIN SIGN named; an ASCII case difference never called a lookalike ------------------------------------
 
 def _scenario(tmp_path: Path, gpu: str) -> Path:

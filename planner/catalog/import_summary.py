@@ -76,7 +76,9 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
         first = names if n < reasons else 1  # the examples are clipped, never a reason
         shown = ", ".join(item(line, inst) + (f" {v}" if text != why and (v := values(text, why, inst)) else "")
                           for line, inst, text in rows[:first]) + (", ..." if len(rows) > first else "")
-        also = f", and the same reason with other values in {other:,} row{'s' if other != 1 else ''}" if other else ""
+        also = f"the same reason with other values in {other:,} row{'s' if other != 1 else ''}" if other else ""
+        if also:  # a sentence of its own after a reason that ends one, never glued to its full stop (h40b m5)
+            also = f" {also[0].upper()}{also[1:]}" if why.endswith((".", "?", "!")) else f", and {also}"
         lines.append(f"left out {len(rows)}: {why}{also} ({shown})")
     rest = order[kinds:]
     if rest:

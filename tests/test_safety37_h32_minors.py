@@ -31,8 +31,9 @@ def test_a_malformed_us_region_is_said_so(tmp_path: Path) -> None:
     code, out = run_cli("catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "o"))
     assert code == 0, out
     text = " ".join(out.split())
+    # the reason ends in a question, so the same reason is a sentence of its own (h40b m5: it was '?, and the')
     assert ("left out 2: the region 'us--east-1' is no region name (the clouds write them in letters, digits and "
-            "'-', e.g. us-east-1); did the file mean 'us-east-1'?, and the same reason with other values in 1 row "
+            "'-', e.g. us-east-1); did the file mean 'us-east-1'? The same reason with other values in 1 row "
             "(line 2: g5.xlarge, line 3: g5.2xlarge 'us-east-1.')") in text
     written = (tmp_path / "o" / "cloud.yaml").read_text()
     assert "us--east-1" not in written and "us-east-1." not in written
@@ -50,7 +51,8 @@ def test_rows_the_loader_refuses_alike_are_one_kind(tmp_path: Path) -> None:
     assert text.count("left out") == 1, out
     assert "left out 6: the catalog would refuse its id: 'aws-gaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is 304 " \
            "characters long" in text
-    assert "and the same reason with other values in 5 rows (line 2: gaaaa" in text
+    # the loader's reason ends with its hint's full stop, so the rest is a sentence of its own (h40b m5)
+    assert "characters). The same reason with other values in 5 rows (line 2: gaaaa" in text, text
     assert "(aws-g" not in text  # the id is not in the reason; the row is named beside it
 
 

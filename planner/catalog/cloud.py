@@ -202,7 +202,7 @@ def _instance(e: Entry, k: str) -> str:
     raise e.error(f"{value!r} holds {_first_odd(value, '._-')}; an "
                   f"instance type is {_IDENT_CHARS}, as the clouds name them (g6.xlarge, a2-highgpu-1g, "
                   "Standard_NC24ads_A100_v4)", k,
-                  "Write it as the provider's pricing page or SkyPilot's vms.csv does, e.g. instance: g6.xlarge.")
+                  "Write it as the provider's pricing page or SkyPilot's vms.csv does (e.g. instance: g6.xlarge).")
 
 
 def _region(e: Entry, k: str) -> str:
@@ -217,7 +217,7 @@ def _region(e: Entry, k: str) -> str:
     raise e.error(f"{value!r} holds {odd}; a region is {_IDENT_CHARS}, as the clouds name them "
                   "(us-east-1, us-central1, eastus, US), its words separated by one blank or ', ' only in a "
                   "geolocation such as SkyPilot's Vast file writes ('Texas, US, NA')", k,
-                  "Write it as the provider names it, e.g. region: us-east-1.")
+                  "Write it as the provider names it (e.g. region: us-east-1).")
 
 
 #: ``cloud.yaml`` keys besides the common ones.

@@ -63,8 +63,9 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
 
     def values(text: str, why: str, inst: str) -> str:  # the row's own values where they differ from the first row's
         said = _VALUE.findall(why)
-        named = {repr(inst), repr(clip_text(inst, 40))}  # the row's instance type, named beside it already
-        return ", ".join(clip_text(v, 40) for i, v in enumerate(_VALUE.findall(text))
+        named = {repr(inst), repr(clip_text(inst, 40)),  # the row's instance type, named beside it already,
+                 f"'{inst[:40]}...' ({len(inst):,} characters)"}  # and as skypilot_csv._quoted cuts it
+        return ", ".join(_clipped(v) for i, v in enumerate(_VALUE.findall(text))
                          if (i >= len(said) or v != said[i]) and v not in named)
 
     lines = []
@@ -75,7 +76,9 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
         first = names if n < reasons else 1  # the examples are clipped, never a reason
         shown = ", ".join(item(line, inst) + (f" {v}" if text != why and (v := values(text, why, inst)) else "")
                           for line, inst, text in rows[:first]) + (", ..." if len(rows) > first else "")
-        also = f", and the same reason with other values in {other:,} row{'s' if other != 1 else ''}" if other else ""
+        also = f"the same reason with other values in {other:,} row{'s' if other != 1 else ''}" if other else ""
+        if also:  # a sentence of its own after a reason that ends one, never glued to its full stop (h40b m5)
+            also = f" {also[0].upper()}{also[1:]}" if why.endswith((".", "?", "!")) else f", and {also}"
         lines.append(f"left out {len(rows)}: {why}{also} ({shown})")
     rest = order[kinds:]
     if rest:
@@ -84,6 +87,22 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
         lines.append(f"left out {sum(len(by_kind[k]) for k in rest):,} more rows for {len(rest):,} other kinds of "
                      f"reason, the first row of each: {named}{more}")
     return lines
+
+
+def _clipped(value: str, limit: int = 40) -> str:
+    """A row's value (:data:`_VALUE`) as the summary shows it beside the row's line: whole up to ``limit``
+    characters; a quoted text cut inside its quotes with the count of characters it has (its repr's, as the
+    reason quotes it), as planner.catalog.skypilot_csv._quoted cuts a value; a value the reason cut already, with
+    its count or not, as the reason gives it, never given the count of the cut text (h40b m12: a cut value's count
+    was that of the cut text, 45, on every row)."""
+    from planner.core.names import clip_text
+
+    if len(value) <= limit or value.endswith((" characters)", "...'", '..."')):
+        return value  # whole, or cut by the reason already (with its count, or without where the reason says it)
+    if value[0] in "'\"" and value[-1] == value[0]:
+        inner = value[1:-1]
+        return f"{value[0]}{inner[:limit]}...{value[0]} ({len(inner):,} characters)"
+    return clip_text(value, limit)
 
 
 def noted_lines(counted: Sequence[tuple[Sequence[str], str]], *, shown: int = 5) -> list[str]:

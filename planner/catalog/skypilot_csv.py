@@ -193,7 +193,7 @@ def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | 
     if missing:
         _check_separator(path, header)
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
-                            f"{','.join(header) or 'empty'}){_header_hint(header, missing)}",
+                            f"{_header_text(header) or 'empty'}){_header_hint(header, missing)}",
                             hint=_EXCEL_SEP_HINT if _excel_sep(header) else None)
     _check_near_misses(path, header)
     rows: list[dict[str, str]] = []
@@ -395,8 +395,7 @@ def _check_near_misses(path: Path, header: Sequence[str]) -> None:
         near = close_matches(col, absent, n=1) or [c for c in absent if len(col) > 1 and col.lower() == "".join(
             w[0] for w in re.findall(r"[A-Z][a-z]*", c)).lower()][:1]
         if near:
-            raise ImportProblem(f"{path}: line 1: column {i + 1} is {_quoted(col)}: SkyPilot writes {_quoted(near[0])}, "
-                                "and the importer reads a column by its exact name, so this one would be ignored",
+            raise ImportProblem(f"{path}: line 1: {_column_slip(i + 1, col, near[0])}, and the importer reads a column by its exact name, so this one would be ignored",
                                 hint=f"Rename column {i + 1} to {_quoted(near[0])} (or remove it), then import the "
                                      "file again.")
 
@@ -453,8 +452,44 @@ def _header_hint(header: Sequence[str], missing: Sequence[str]) -> str:
         same = [c for c in extra if c.lower() == col.lower()]
         near = same or close_matches(col, extra, n=1)
         if near:
-            said.append(f"column {header.index(near[0]) + 1} is {_quoted(near[0])}: SkyPilot writes {_quoted(col)}")
+            said.append(_column_slip(header.index(near[0]) + 1, near[0], col))
     return "; " + "; ".join(said) if said else ""
+
+
+#: The most columns of a header an error line shows (a SkyPilot vms.csv has 9 to 11; the importer reads up to
+#: :data:`MAX_COLUMNS`).
+_HEADER_SHOWN = 16
+
+
+def _column_name(name: str) -> str:
+    """A header's column name as an error line shows it: whole, or past 40 characters cut with the count of
+    characters it has (:func:`_quoted`; h40b m10: a column name of 130,000 characters was echoed whole)."""
+    return name if len(name) <= 40 else _quoted(name)
+
+
+def _header_text(header: Sequence[str]) -> str:
+    """The header as an error line shows it: its columns joined by ',', each cut as :func:`_column_name` cuts it,
+    past the first :data:`_HEADER_SHOWN` columns the count of the others (h40b m10: a header of 130 KB was
+    echoed whole, as a row's value is not)."""
+    more = len(header) - _HEADER_SHOWN
+    return ",".join(_column_name(c) for c in header[:_HEADER_SHOWN]) + (f",... ({more:,} more columns)" if more > 0
+                                                                         else "")
+
+
+def _column_slip(place: int, col: str, want: str) -> str:
+    """What a header's column ``col`` (at ``place``, from 1) holds in place of the name SkyPilot writes, ``want``:
+    where the two are of one length and differ at one to three characters that are not ASCII, each named with
+    its code point and the ASCII letter SkyPilot writes there ("column 1 'InstanceТype' holds U+0422 (CYRILLIC
+    CAPITAL LETTER TE) at character 9 where SkyPilot writes 'T' ('InstanceType')": h40b m11, where the two names
+    were told apart by nothing on screen); else "column 7 is 'price': SkyPilot writes 'Price'"."""
+    from planner.core.errors import char_name
+
+    diff = [(k, x, y) for k, (x, y) in enumerate(zip(col, want), 1) if x != y] if len(col) == len(want) else []
+    odd = [(k, x, y) for k, x, y in diff if not x.isascii()]
+    if odd and len(odd) <= 3:
+        where = "; ".join(f"{char_name(x)} at character {k} where SkyPilot writes {y!r}" for k, x, y in odd)
+        return f"column {place} {_quoted(col)} holds {where} ({_quoted(want)})"
+    return f"column {place} is {_quoted(col)}: SkyPilot writes {_quoted(want)}"
 
 
 #: One CSV field as Python's csv module reads it (default dialect): an optional quoted part, which runs to the
@@ -473,7 +508,7 @@ def _long_column(line: str, limit: int, header: Sequence[str] | None) -> str:
         if m is None:
             return ""
         if m.end() - m.start() > limit:
-            return f", column {header[i]}" if header is not None and i < len(header) else f", column {i + 1}"
+            return f", column {_column_name(header[i])}" if header is not None and i < len(header) else f", column {i + 1}"
         if m.end() >= len(line) or line[m.end()] != ",":
             return ""
         pos = m.end() + 1
@@ -514,12 +549,17 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
 _WHOLE = re.compile(r"\+?[0-9]+(?:\.0*)?")
 
 
-def _quoted(text: str, limit: int = 40) -> str:
-    """``text`` as a message quotes it: between single quotes, cut after ``limit`` characters ('...'), and
-    otherwise as read. Not escaped here: the one escaping layer of its medium is applied where the message
-    is written (the terminal's, planner.core.escape.terminal_text, in the CLI), so an ESC shows once as
-    '\\x1b', never as the escape of an escape."""
-    return "'" + (text if len(text) <= limit else text[:limit] + "...") + "'"
+def _quoted(text: str, limit: int = 40, *, quote: str = "'", count: bool = False) -> str:
+    """``text`` as a message quotes it: between single quotes (or ``quote``), cut after ``limit`` characters
+    ('...') with the count of characters the whole text has after the closing quote ("'$1111...' (101
+    characters)", as the import summary shows a long value: h40b m12, where a cut value carried no count and the
+    summary counted the cut text), the count given for a text not cut too where ``count`` is set, and otherwise
+    as read. Not escaped here: the one escaping layer of its medium is applied where the message is written (the
+    terminal's, planner.core.escape.terminal_text, in the CLI), so an ESC shows once as '\\x1b', never as the
+    escape of an escape."""
+    cut = len(text) > limit
+    shown = quote + (text[:limit] + "..." if cut else text) + quote
+    return f"{shown} ({len(text):,} characters)" if cut or count else shown
 
 
 def is_whole(raw: str) -> bool:
@@ -589,7 +629,7 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
             return f", column {col}: {_quoted(raw)} is not a " + ("number" if finite else "finite number")
         value = float(raw)
         if not math.isfinite(value):  # written in digits, so finite: too long for a float (h28b M6)
-            return f", column {col}: {_quoted(raw)} ({len(raw):,} characters) is out of range: {_range_text(col)}"
+            return f", column {col}: {_quoted(raw, count=True)} is out of range: {_range_text(col)}"
         if value < 0:
             unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
             return f", column {col}: {raw} is below 0{unit}"

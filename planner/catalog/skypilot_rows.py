@@ -624,8 +624,7 @@ def _gpu_info_problem(provider: str, acc: str, count: int, info: str, gid: str,
         # a GpuInfo holding ' is quoted with " (cut after 40 characters, as _quoted does), so the summary's grouping
         # (planner.catalog.import_summary) reads it as one value, not as fragments (h38b m4: "': [{'")
         text = info.strip()
-        shown = _quoted(text) if "'" not in text or '"' in text else \
-            '"' + (text if len(text) <= 40 else text[:40] + "...") + '"'
+        shown = _quoted(text) if "'" not in text or '"' in text else _quoted(text, quote='"')  # cut with its count
         return f"its GpuInfo {shown} {read}"
     gpus, total = read
     own = (lambda n: runpod_name(n)) if provider == "runpod" else (lambda n: n.strip())

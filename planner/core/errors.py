@@ -256,8 +256,12 @@ def _drawn_alike(name: str, choice: str) -> str | None:
         return None  # full-width 'ｌ４' is 'l4' in NFKC, as close_matches reads it; the usual hint
     if skeleton(name).casefold() != skeleton(choice).casefold():
         return None
-    diff = [(i, x, y) for i, (x, y) in enumerate(zip(name, choice), 1) if x != y]
-    if not diff or len(diff) > 3 or all(x.lower() == y.lower() for _, x, y in diff):
+    # a difference in case alone is no lookalike: 'K' for 'k' is not named, while U+212A KELVIN SIGN, which
+    # lower-cases to ASCII 'k' but is another character, is (h40b m6: the KELVIN SIGN went unnamed as a case
+    # difference, and an ASCII 'K' beside a full-width one was named as a lookalike)
+    diff = [(i, x, y) for i, (x, y) in enumerate(zip(name, choice), 1)
+            if x != y and not (x.lower() == y.lower() and x.isascii() == y.isascii())]
+    if not diff or len(diff) > 3:
         return None
     where = "; ".join(f"{char_name(x)} at character {i} where {choice!r} has {y!r}" for i, x, y in diff)
     return f"Did you mean {choice!r}? The name given holds {where}, which look alike."

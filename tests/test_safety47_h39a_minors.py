@@ -274,3 +274,16 @@ def test_estimate_with_a_relative_xdg_config_home_exits_2(tmp_path: Path) -> Non
                   "--seq-len", "512", "--gpu", "rtx-4090"], tmp_path, env={"XDG_CONFIG_HOME": "relx"})
     assert r.returncode == 2
     assert r.stderr.startswith("Error: XDG_CONFIG_HOME is 'relx', a relative path"), r.stderr
+
+
+def test_a_dash_folder_keeps_its_dot_slash_in_destination_lines(tmp_path: Path, monkeypatch) -> None:
+    # h38a 5: '--out ./-dash' was said as '-dash: cannot write ...', a word every command reads as options
+    from planner.core.errors import DestinationError
+    from planner.core.outpath import refuse_unwritable_out
+
+    monkeypatch.chdir(tmp_path)
+    Path("-dash").mkdir()
+    monkeypatch.setattr(os, "access", lambda *a, **k: False)  # no write permission, as for another user's folder
+    with pytest.raises(DestinationError) as err:
+        refuse_unwritable_out(Path("./-dash"))
+    assert str(err.value).startswith("./-dash: cannot write into the output directory (Permission denied)."), err.value

@@ -347,7 +347,7 @@ def _new_folder_clash(out: Path) -> None:
     other = next((n for n in names if n != made.name and _one_file_key(n) == key), None)
     if other is None:
         return
-    from planner.core.names import escape_unsafe, shell_word
+    from planner.core.names import escape_unsafe, line_path, shell_word
 
     both = f"{other!r} and {made.name!r}" if other.isascii() and made.name.isascii() else \
         f"{other!a} and {made.name!a}"
@@ -355,7 +355,7 @@ def _new_folder_clash(out: Path) -> None:
     is_dir = os.path.isdir(above / other)
     hint = f"Give --out {shell_word(there + escape_unsafe(str(out)[len(str(made)):]))} to write into that folder, or a name of its own." \
         if is_dir else "Give --out a name of its own."
-    raise DestinationError(f"{escape_unsafe(str(out))}: would make the folder {escape_unsafe(str(made))} beside "
+    raise DestinationError(f"{line_path(out)}: would make the folder {line_path(made)} beside "
                            f"the {'folder' if is_dir else 'file'} {there}, and the two names ({both}) differ "
                            "only in upper and lower case or in Unicode form (composed or decomposed), which macOS "
                            f"and Windows store as one. {hint}")

@@ -761,6 +761,13 @@ def path_text(path: object) -> str:
 _SHELL_PLAIN = frozenset("@%+=:,./_-")
 
 
+def line_path(path: object) -> str:
+    """``path`` as an error line shows it: escaped (:func:`escape_unsafe`), with './' put before a relative path that
+    starts with '-' (Path('./-dash') is '-dash', which reads as an option: h38a 5)."""
+    text = str(path)
+    return escape_unsafe("./" + text if text.startswith("-") else text)
+
+
 def path_word(path: str) -> str:
     """``path`` (as the user gave it, never normalised: './-t' keeps its './') as a shell word for a pasteable hint
     (:func:`shell_word`), with './' put before a relative path that starts with '-', so that no command reads it

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from planner.core.atomic import STAGING_PREFIX, process_umask
 from planner.core.errors import DestinationError, OutputError
-from planner.core.names import (char_name, escape_unsafe, is_blank_looking, path_word, strip_blank_looking,
+from planner.core.names import (char_name, escape_unsafe, is_blank_looking, line_path, path_word, strip_blank_looking,
                                  unsafe_char)
 
 #: A shell substitution left unexpanded inside a path: '$NAME', '${NAME}', '$(command)' or a backtick.
@@ -579,7 +579,7 @@ def refuse_unwritable_out(out: Path) -> None:
         where = where.parent
     if not os.path.isdir(where):
         return
-    shown = escape_unsafe(str(out))
+    shown = line_path(out)
     if where == out:
         try:
             read_only = bool(os.statvfs(out).f_flag & os.ST_RDONLY)
@@ -597,7 +597,7 @@ def refuse_unwritable_out(out: Path) -> None:
     perm = _default_acl_owner(where)
     lacks = [what for bit, what in ((4, "read"), (2, "write"), (1, "search")) if perm is not None and not perm & bit]
     if lacks:
-        folder = escape_unsafe(str(where))
+        folder = line_path(where)
         has = "its default ACL" if where == out else \
             f"the folder {folder} it would be made in has a default ACL that"
         entry = "".join(c if perm & bit else "-" for bit, c in ((4, "r"), (2, "w"), (1, "x")))

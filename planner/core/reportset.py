@@ -92,7 +92,7 @@ from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refus
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
 from planner.core.inuse import in_use
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
-from planner.core.names import OneLineNotes, clip_text, escape_unsafe, path_word
+from planner.core.names import OneLineNotes, clip_text, escape_unsafe, line_path, path_word
 from planner.core.pseudofs import is_mount_point
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
                                        _OWN_HINT, _owned_or_refused, _owns, _replaceable, _same_set, check_name)
@@ -850,7 +850,7 @@ def lock_held(out: Path, *, here: bool = False) -> str:
     the line says what is known and how to find the holder (fuser, lsof: they list processes that have it open).
     ``here``: this process holds it (:func:`_held_here`: another thread's ``plan(out=)`` or ``compare(out=)`` into the
     same folder), said as that; the set is still refused, so that the folder holds one set, whole."""
-    shown = escape_unsafe(str(out))
+    shown = line_path(out)
     if here:
         return (f"{shown}: this process already holds this directory's lock (another call writing reports into it, "
                 "such as plan(out=) or compare(out=) in another thread, or a lock the program took on the folder). "

@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, input_file_option, one_catalog, out_dir_option
+from planner.cli.common import echo, handle_errors, input_file_option, one_catalog
+from planner.cli.outopt import out_dir_option
 from planner.cli.options import estimate_options
 from planner.core.escape import json_text
 

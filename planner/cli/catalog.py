@@ -11,8 +11,9 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import (LineError, SingleValueCommand, echo, handle_errors, one_catalog, out_dir_option,
+from planner.cli.common import (LineError, SingleValueCommand, echo, handle_errors, one_catalog,
                                 pasteable_word, signal_guard)
+from planner.cli.outopt import out_dir_option
 from planner.core.clock import utc_today
 from planner.core.escape import json_text
 from planner.core.names import path_word, shell_word

@@ -6,7 +6,6 @@ import errno
 import functools
 import io
 import os
-import re
 import select
 import stat
 import sys
@@ -18,7 +17,6 @@ import click
 from planner.cli.streams import refuse_streams_onto_inputs
 from planner.core.errors import OutputError, PlannerError, UsageError
 from planner.core.names import byte_escapes, escape_unsafe, shell_word
-from planner.core.outpath import UNEXPANDED
 
 
 def _fail(message: str, code: int) -> None:
@@ -434,159 +432,6 @@ def signal_guard() -> Any:
     """The :class:`planner.core.interrupt.SignalGuard` of this run (None outside the planner group)."""
     ctx = click.get_current_context(silent=True)
     return (ctx.find_root().obj or {}).get("guard") if ctx is not None else None
-
-
-def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """Refuse an empty --out ('' would mean the current directory without a word), and a path a shell or an editor
-    left otherwise than meant (:func:`_out_checks`); ``calibrate --out`` names a file, and its lines say so (h33a m7:
-    they spoke of "the folder's name")."""
-    text = str(value) if value is not None else ""
-    if param.name == "calibration_file" and text.strip() and (text.endswith("/") or text.rsplit("/", 1)[-1] in (".", "..")):
-        raise LineError(f"--out: {escape_unsafe(repr(text))} names a folder (it ends with "  # h33a m7: 'cal/new/'
-                        f"{repr('/') if text.endswith('/') else repr(text.rsplit('/', 1)[-1])}); --out takes a file. Give "
-                        f"the path of a file in it, e.g. --out {shell_word(text.rstrip('/') + '/calibration.yaml')}.", ctx)
-    try:
-        return _out_checks(ctx, param, value)
-    except LineError as exc:
-        if param.name != "calibration_file":
-            raise
-        first_is_folder = "/" in text.rstrip("/") and " begins with " in exc.line  # "'cal'/x.yaml": a folder's
-        line = exc.line.replace("the folder's name", "a folder's name" if first_is_folder else "the file's name")
-        line = line.replace("part of a folder's name", "part of the file's or a folder's name") \
-            if not first_is_folder else line
-        if "/" not in text.rstrip("/"):  # '$HOME.yaml', '~x.yaml': the word the shell left is the file (h35a m1)
-            line = line.replace("would name a folder", "would name a file").replace(
-                "every command given the folder later", "every command given the file later")  # '-c.yaml' (h36a 9)
-        last = text.rsplit("/", 1)[-1]
-        named = f"has a folder {escape_unsafe(repr(last))} on its path"
-        if last and named in line:  # 'cal/"x".yaml': the quoted name is the file's (h34a m3)
-            line = line.replace(named, f"has the file name {escape_unsafe(repr(last))}").replace(
-                "that folder's name", "the file's name")
-        raise LineError(line, ctx) from None
-
-
-def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """:func:`out_dir_option`'s checks, in the words of an --out folder."""
-    if value is not None and not str(value).strip():
-        what = "a directory for the reports" if param.name != "calibration_file" else "a file for the calibration"
-        example = "--out reports (or --out . for the current directory)" if param.name != "calibration_file" \
-            else "--out ./calibration.yaml"
-        said = "is empty" if not str(value) else "is blank (white space alone)"
-        raise LineError(f"--out: {said}; give {what}, e.g. {example}.", ctx)
-    text = str(value) if value is not None else ""
-    local_example = ("a local file's path, e.g. --out ./calibration.yaml." if param.name == "calibration_file" else
-                     "a local folder's path, e.g. --out reports.")
-    as_file = param.name == "calibration_file"  # a hint is checked as calibrate's file, else as a folder (h37a 7)
-    if text == "-":  # by convention standard output, which --out never is: a folder (or file) named '-' (h16b 13h)
-        kind = "file" if param.name == "calibration_file" else "folder"
-        json_flag = any(p.name == "as_json" for p in ctx.command.params)
-        raise LineError(f"--out: '-' would name a {kind} called '-': --out never means standard output. "
-                        + ("Give --json to print the measurements on standard output (the calibration file is "
-                           "still written), or w" if kind == "file" and json_flag else
-                           "Give --json to print the result on standard output, or w" if json_flag else "W")
-                        + f"rite --out ./- for a {kind} named '-'.", ctx)
-    if text.startswith("~") or re.match(r"\$\{?[A-Za-z_]", text):
-        # a quoted '~/rep' or '$HOME/rep' reaches planner unexpanded: the folder would be named '~' or '$HOME' here;
-        # PowerShell's '$env:TEMP' is one variable too (h31a m1)
-        said = text.split("/", 1)[0] if text.startswith("~") else \
-            re.match(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?(?::[A-Za-z_][A-Za-z_0-9]*)?", text).group()
-        folder = text.split("/", 1)[0]
-        if _no_such_user(folder):  # '~nosuchuser/x': the shell leaves it as written too, quoted or not (h31b M3)
-            raise LineError(f"--out: {text!r} begins with {folder!r}, but no user {folder[1:]!r} is known here, so it "
-                            f"would name a folder {folder!r} in the current directory. Give the path itself.", ctx)
-        # shell-safe: "~/'x y'", not "~/x y" (h35a); PowerShell's variable, which bash does not read, as written
-        unquoted = text if re.fullmatch(r"\$env:[A-Za-z_][A-Za-z0-9_]*[\\/A-Za-z0-9._-]*", text) \
-            else _hint(ctx, text, as_file)
-        raise LineError(f"--out: {text!r} begins with {said!r}, which the shell did not expand (it was quoted), so "
-                        f"it would name a folder {folder!r} in the current directory. " +
-                        (f"Write it unquoted (--out {unquoted}), or give the path itself." if unquoted else
-                         "Give the path itself."), ctx)
-    if (m := UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
-        raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "
-                        "would be part of a folder's name. Write it unquoted, or give the path itself.", ctx)
-    from planner.core.outpath import unsafe_path_char, utf8_reading, without_piece, without_unsafe
-
-    found = unsafe_path_char(text)
-    if found is not None:  # a ZWSP, a bidi control, a control character (a C1 byte too): names refuse them
-        bad, named = found
-        utf = utf8_reading(text)  # bytes of UTF-8 read in a Latin-1 locale: the locale is the remedy (h25a m3)
-        fixed = _hint(ctx, without_unsafe(text), as_file)
-        hint = (f"Its bytes are UTF-8 for {utf!a}: run again under a UTF-8 locale (LC_ALL=C.UTF-8) or with "
-                "PYTHONUTF8=1." if utf is not None else
-                f"Write --out {fixed} without it"
-                + (" (and the others of its kind)." if unsafe_path_char(without_piece(text, bad)) else ".")
-                if fixed else f"Give --out {local_example}")
-        raise LineError(f"--out: '{escape_unsafe(text)}' holds {named}, which no listing shows, so the "
-                        f"folder's name would look like another. {hint}", ctx)
-    if text != text.rstrip():  # 'o ': a folder whose name ends in a space, which no listing shows
-        fixed = _hint(ctx, text.rstrip(), as_file)
-        raise LineError(f"--out: {text!r} ends with a space, which would be part of the folder's name. " +
-                        (f"Write --out {fixed}." if fixed else f"Give --out {local_example}"), ctx)
-    parts = re.split(r"[/\\]" if os.sep == "\\" else "/", text)
-    edged = next((p for p in parts if p != p.strip()), None)
-    if edged is not None:  # ' o', 'a /b', 'a/ b': a folder whose name begins or ends in a space
-        fixed = _hint(ctx, "/".join(p.strip() for p in parts), as_file)  # 'a/ "b"/c': never refused in turn (h34a m2)
-        where = "begins" if edged[0].isspace() else "ends"
-        raise LineError(f"--out: {text!r} has the folder name {edged!r}, which {where} with a space that no listing "
-                        "shows. " + (f"Write --out {fixed}." if fixed else f"Give --out {local_example}"), ctx)
-    from planner.core.outpath import out_path_problem  # what names refuse too: 'o' + U+2800, U+1D159
-
-    problem = out_path_problem(text) if text else None
-    if problem is not None:
-        fixed = _hint(ctx, problem[1], as_file)  # checked again until it passes (h35a: "$'-'" was hinted as '-')
-        hint = f"Write --out {fixed}." if fixed else f"Give --out {local_example}"  # a URL: none meant
-        raise LineError(f"--out: {escape_unsafe(repr(text))} {problem[0]}. {hint}", ctx)
-    return value
-
-
-
-
-def _hint(ctx: click.Context, meant: str | None, as_file: bool) -> str | None:
-    """The --out a refusal hints at for ``meant`` (planner.core.outhint.settled: checked by the destination rules until
-    it passes), or None where it names an input of this run, which the pasted command would refuse in turn (h40a N4:
-    ``calibrate --workload w.yaml --out "$'w.yaml'"`` was hinted as --out 'w.yaml'): a file or folder a word of the
-    command line names (the root context's ``argv``, as planner.cli.main keeps it), compared by device and inode, a
-    folder with what lies inside it for a calibration file."""
-    from planner.core.outhint import settled, settled_path
-
-    fixed = settled(meant, file=as_file)
-    plain = settled_path(meant, file=as_file) if fixed is not None else None
-    if fixed is None or plain is None:
-        return fixed
-    root = ctx.find_root()
-    argv = root.obj.get("argv") if isinstance(root.obj, dict) else None
-    target = Path(os.path.expanduser(plain))
-    for word in argv or ():
-        value = word.split("=", 1)[1] if isinstance(word, str) and word.startswith("--") and "=" in word else word
-        if not isinstance(value, str) or not value or value.startswith("-"):
-            continue
-        try:
-            if not os.path.exists(value):
-                continue
-            if os.path.exists(target) and os.path.samefile(value, target):
-                return None
-            if as_file and os.path.isdir(value) and os.path.samefile(value, target.parent):
-                return None  # a file in an input folder (the --catalog overlay): refused as that when pasted
-        except (OSError, ValueError):
-            continue
-    return fixed
-
-
-def _no_such_user(word: str) -> bool:
-    """True for a '~name' word (not '~', '~+', '~-') naming no user of this system (``pwd.getpwnam``): a shell
-    leaves such a word as written. False where users cannot be looked up (no ``pwd`` module)."""
-    name = word[1:]
-    if not word.startswith("~") or name in ("", "+", "-") or name.lstrip("+-").isdigit():
-        return False
-    try:
-        import pwd
-    except ImportError:  # pragma: no cover - not on POSIX
-        return False
-    try:
-        pwd.getpwnam(name)
-    except (KeyError, ValueError, OSError):
-        return True
-    return False
 
 
 def input_file_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

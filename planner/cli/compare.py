@@ -11,7 +11,8 @@ import click
 
 from planner.cli import options as opts
 from planner.cli.common import (LineError, SingleValueCommand, echo, given_on_command_line, handle_errors,
-                                input_file_option, joined, one_catalog, out_dir_option, say_infeasible, verbose_option)
+                                input_file_option, joined, one_catalog, say_infeasible, verbose_option)
+from planner.cli.outopt import out_dir_option
 from planner.core.escape import json_text
 from planner.core.names import escape_unsafe
 

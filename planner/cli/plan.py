@@ -6,7 +6,8 @@ import click
 
 from planner.cli import options as opts
 from planner.cli.common import (LineError, SingleValueCommand, echo, handle_errors, input_file_option, joined,
-                                one_catalog, out_dir_option, say_infeasible)
+                                one_catalog, say_infeasible)
+from planner.cli.outopt import out_dir_option
 from planner.core.escape import json_text
 
 

@@ -90,9 +90,10 @@ from planner.core.manifest import (MANIFEST, MANIFEST_TMP, is_manifest_tmp, read
 from planner.core.protected import refuse_protected, stream_into_planners_files  # refuse_protected: re-exported
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask, refuse_unwritable_out
 from planner.core.sharing import private_group, refuse_shared_folder  # noqa: F401 (private_group: re-exported)
+from planner.core.folderlock import held_here, lock_held  # noqa: F401 (lock_held: re-exported)
 from planner.core.inuse import in_use
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
-from planner.core.names import OneLineNotes, clip_text, escape_unsafe, line_path, path_word
+from planner.core.names import OneLineNotes, clip_text, escape_unsafe, path_word
 from planner.core.pseudofs import is_mount_point
 from planner.core.destinations import (_SHARED_HINT, _is_input, _lexists, _made_read_only, _not_another_sets,
                                        _OWN_HINT, _owned_or_refused, _owns, _replaceable, _same_set, check_name)
@@ -657,7 +658,7 @@ class ReportSet:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                here = _held_here(fd)
+                here = held_here(fd)
                 os.close(fd)
                 raise OutputError(lock_held(self.out, here=here)) from None
             # a file system without flock on directories: run unlocked rather than not at all
@@ -823,42 +824,6 @@ def _entry(set_name: str, digest: str, size: int, old: dict | None = None, origi
             and all(type(b) is int for b in before):
         entry["bytes"] = [size, *before][:2]
     return entry
-
-
-def _held_here(fd: int) -> bool:
-    """Whether the ``flock`` on the folder open as ``fd`` is held by this process (another thread's call into the same
-    folder, or a lock the program took itself): Linux's /proc/locks lists each lock's process id (the process's, for
-    any of its threads) and the device and inode it is on. False where that cannot be told (no /proc/locks)."""
-    try:
-        st = os.fstat(fd)
-        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
-            lines = fh.read(1 << 20).splitlines()
-    except OSError:
-        return False
-    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    for line in lines:
-        words = line.split()
-        # '1: FLOCK  ADVISORY  WRITE 24313 fe:00:2418597 0 EOF'; a waiter's line has '->' after the number
-        if len(words) >= 6 and words[1] == "FLOCK" and words[5] == where:
-            return words[4] == str(os.getpid())
-    return False
-
-
-def lock_held(out: Path, *, here: bool = False) -> str:
-    """The line for an output folder whose lock another process holds: most often another planner run, but any
-    process that can open the folder (another user's, where others can read it) can take a ``flock`` on it, so
-    the line says what is known and how to find the holder (fuser, lsof: they list processes that have it open).
-    ``here``: this process holds it (:func:`_held_here`: another thread's ``plan(out=)`` or ``compare(out=)`` into the
-    same folder), said as that; the set is still refused, so that the folder holds one set, whole."""
-    shown = line_path(out)
-    if here:
-        return (f"{shown}: this process already holds this directory's lock (another call writing reports into it, "
-                "such as plan(out=) or compare(out=) in another thread, or a lock the program took on the folder). "
-                "Let that call finish first (one call at a time per folder), or give another out=.")
-    return (f"{shown}: another process holds this directory's lock (another planner run writing reports into it, "
-            "or any program of any user who can read the folder). Wait for it to finish, find it with "
-            f"fuser -v {path_word(str(out))} or lsof {path_word(str(out))}, or give another --out (a private one: "
-            "chmod 700).")  # the path's bytes in $'...' where the terminal shows them escaped (h38a 16)
 
 
 def _listed(paths: list[Path]) -> str:

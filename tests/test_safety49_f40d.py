@@ -125,6 +125,17 @@ def test_a_lambda_a100_pcie_size_named_80gb_is_left_out(tmp_path: Path, row: str
     assert "is Lambda's A100 40 GB PCIe, but AcceleratorName gives 'A100-80GB" in said, said
 
 
+def test_lambdas_8x_a100_named_80gb_is_left_out(tmp_path: Path) -> None:
+    # Lambda's gpu_8x_a100 is "8x A100 (40 GB SXM4)" (its 80 GB size is gpu_8x_a100_80gb_sxm4): 'A100-80GB' on it was
+    # written as the 80 GB SXM card
+    gpus, said = _one(tmp_path, "lambda", LAMBDA_HEADER, "gpu_8x_a100,A100-80GB,8,124,1800,10.32,us-east-1,,")
+    assert gpus == []
+    assert "is Lambda's A100 40 GB SXM4, but AcceleratorName gives 'A100-80GB', the 80 GB card" in said, said
+    (tmp_path / "b").mkdir()
+    gpus, said = _one(tmp_path / "b", "lambda", LAMBDA_HEADER, "gpu_8x_a100,A100,8,124,1800,10.32,us-east-1,,")
+    assert gpus == ["a100-40gb-sxm"], said
+
+
 def test_a_lambda_a100_pcie_size_named_sxm_is_left_out_for_its_board(tmp_path: Path) -> None:
     # 'A100-SXM' (RunPod's SXM name) carries no memory word, so no memory is compared; its SXM board is held
     # against the PCIe board these sizes are

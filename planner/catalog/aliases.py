@@ -327,14 +327,16 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
         if named is not None and named != count:
             return f"the instance type {_quoted(instance)} names {_gpus(named)}, but AcceleratorCount gives {_quoted(name)} x{count}"
         said_mem = _lambda_memories(low)
-        mem = said_mem or (["40"] if _LAMBDA_A100_PCIE.match(inst) else [])
+        sxm40 = _LAMBDA_A100_SXM.match(inst) is not None  # gpu_8x_a100: Lambda's "8x A100 (40 GB SXM4)"
+        mem = said_mem or (["40"] if _LAMBDA_A100_PCIE.match(inst) or sxm40 else [])
         if len(set(mem)) > 1:  # 'gpu_1x_a100_40gb_80gb_sxm4' (h39b 17): said so, not as one of them
             return (f"the instance type {_quoted(instance)} names two memories ({' and '.join(f'{m} GB' for m in mem)}), "
                     "so which card it has cannot be told")
         has = re.search(r"-(\d+)gb(?:-|$)", acc)  # 'A100-80GB-SXM' too (h40b N5)
         own = int(has.group(1)) if has else _NAMED_MEMORY.get(acc)
         if mem and own is not None and any(int(m) != own for m in mem):
-            told = f"names {mem[0]} GB" if said_mem else "is Lambda's A100 40 GB PCIe"
+            told = (f"names {mem[0]} GB" if said_mem else "is Lambda's A100 40 GB SXM4" if sxm40
+                    else "is Lambda's A100 40 GB PCIe")
             return (f"the instance type {_quoted(instance)} {told}, but AcceleratorName gives {_quoted(name)}, "
                     f"the {own} GB card")
         # gpu_1x/2x/4x_a100 are Lambda's A100 40 GB PCIe (h40b N5: 'A100-80GB' on them was the SXM card)

@@ -181,13 +181,33 @@ def test_compare_json_with_top_says_top_shapes_the_text_only(tmp_path: Path) -> 
 
 
 def test_a_stop_signal_after_the_run_ends_the_process_with_its_own_status() -> None:
-    # h40a N10: a SIGTERM in the last instant (handlers restored, the interpreter shutting down) ended a finished run
-    # with 143 and no line; the process's own command line ignores the stop signals once its output is settled
-    code = ("import os, signal; from planner.cli.main import _ignore_late_signals; _ignore_late_signals(); "
-            "os.kill(os.getpid(), signal.SIGTERM); os.kill(os.getpid(), signal.SIGINT); print('done')")
+    # h40a N10, h41a N9: a SIGTERM in the last instant (handlers put back, the interpreter shutting down) ended a
+    # finished run with 143 and no line; the process's own run (a final guard) ignores its stop signals from then on
+    code = ("import os, signal; from planner.core.interrupt import SignalGuard\n"
+            "with SignalGuard(final=True):\n    pass\n"
+            "os.kill(os.getpid(), signal.SIGTERM); os.kill(os.getpid(), signal.SIGHUP); print('done')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert (r.returncode, r.stdout) == (0, "done\n"), r.stderr
+
+
+def test_a_signal_while_the_guard_puts_its_handlers_back_goes_to_the_handler_put_back() -> None:
+    # h41a N8: the guard's own handler raised Interrupted inside __exit__ (a traceback, exit 1); now the signal is
+    # held there and delivered again to the handler the guard puts back
+    import signal
+
+    from planner.core.interrupt import SignalGuard
+
+    got: list[int] = []
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+    try:
+        guard = SignalGuard()
+        with guard:
+            guard._closing = True  # the instant __exit__ begins (as a signal would find it)
+            guard._handle(signal.SIGTERM, None)  # raises nothing
+        assert got == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def test_a_runner_given_its_arguments_keeps_its_signal_handlers() -> None:

@@ -100,27 +100,6 @@ class _NoCommand(Exception):
         self.ctx = ctx
 
 
-def _ignore_late_signals() -> None:
-    """Ignore the stop signals (planner.core.interrupt.SIGNALS left at their default action) for the last instant
-    of a process whose run is over: its output is settled and its status known, and a SIGTERM then (``timeout`` at
-    its limit) would end it with 128+N and no line at all, though the run had finished whole (h40a N10); the
-    interpreter's own shutdown takes tens of milliseconds. Only for the process's own command line (``args`` None:
-    a program that calls ``main`` with a list, a test's runner, keeps its handlers)."""
-    import signal
-    import threading
-
-    from planner.core.interrupt import SIGNALS
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for s in SIGNALS:
-        try:
-            if signal.getsignal(s) in (signal.SIG_DFL, signal.default_int_handler):  # (Python's own for SIGINT:
-                signal.signal(s, signal.SIG_IGN)  # a KeyboardInterrupt traceback at shutdown)
-        except (OSError, ValueError):
-            continue
-
-
 def _settle_streams() -> bool:
     """Flush standard output and standard error before the exit, pointing a stream that cannot take what it still
     holds (a pipe whose reader is gone, a full disk) at os.devnull (os.dup2), so that the interpreter's own flush at
@@ -218,11 +197,12 @@ class _Group(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            return self._standalone(args, prog_name, complete_var, **extra)
+            try:
+                return self._standalone(args, prog_name, complete_var, **extra)
+            except Interrupted as exc:  # between the command's last line and the guard's end (h41a N8): said, no
+                say_last(f"Interrupted by {exc.name}; stopped.", exc.exit_code)  # traceback
         except SystemExit as exc:
-            settled = _settle_streams()
-            if args is None:  # the process's own command line (the console script, python -m planner): it exits now
-                _ignore_late_signals()
+            settled = _settle_streams()  # (the process's own run: its stop signals are ignored from the guard's end)
             if not settled and exc.code in (0, None):
                 sys.exit(2)  # what standard output still held is lost: not a success
             raise
@@ -253,7 +233,7 @@ class _Group(click.Group):
         check_stream_encodings()  # PYTHONIOENCODING=idna: said in one ASCII line, not lost
         whole_stdout()  # a short write is an error, never output cut short silently
         # SIGINT, SIGTERM, SIGHUP: clean up, exit 130, 143, 129
-        with SignalGuard() as guard:
+        with SignalGuard(final=args is None) as guard:  # the process's own command line: it exits right after
             try:
                 try:
                     rv = self._main(guard, args, prog_name, complete_var, **extra)

@@ -334,8 +334,9 @@ def _other_sets() -> Iterator[Path]:
     of the run's own --out do not see another folder's): a file named as planner names its own there (the manifest
     ``.planner-reports.json``, its temporaries, a staging folder's files: planner.core.protected.planners_files_in
     without the report suffixes), or a report the manifest beside it lists (planner.core.manifest.read_manifest; a
-    folder whose manifest cannot be read is judged by names only). Judged by the stream's path (Linux's
-    /proc/self/fd), links resolved."""
+    folder whose manifest cannot be read is judged by names only), and a manifest by its first bytes, whatever its
+    name (a hard link, a removed name). Judged by the stream's path (Linux's /proc/self/fd), links resolved. A hard
+    link elsewhere to a report (not a manifest) is not found: no index of every manifest exists (a known limit)."""
     from planner.core.errors import OutputError
     from planner.core.manifest import read_manifest
 
@@ -348,12 +349,27 @@ def _other_sets() -> Iterator[Path]:
         if any(p.startswith((".planner-", "..planner-")) for p in parts):
             yield where
             continue
+        if _is_manifest(fd):  # by its bytes: another name of a set's manifest, a hard link or one removed (h41a N1)
+            yield where if os.path.exists(where) else Path(f"/proc/self/fd/{fd}")
+            continue
         try:
             listed = read_manifest(where.parent)
         except (OutputError, OSError, ValueError):
             continue
         if where.name in listed:
             yield where
+
+
+def _is_manifest(fd: int) -> bool:
+    """Whether the regular file open as ``fd`` begins as every manifest planner writes does
+    (planner.core.manifest.is_manifest_head), read through a descriptor of its own (the stream may be write-only)."""
+    from planner.core.manifest import is_manifest_head
+
+    try:
+        with open(f"/proc/self/fd/{fd}", "rb") as fh:
+            return is_manifest_head(fh.read(64))
+    except (OSError, ValueError):
+        return False
 
 
 def _interpreter_files() -> Iterator[Path]:

@@ -47,8 +47,11 @@ def _search_folders() -> list[tuple[Path, str]]:
     for entry in list(sys.path):
         if not isinstance(entry, str):
             continue
+        if entry and not os.path.isabs(entry) and not os.path.lexists(entry):
+            continue  # not a folder: a path hook's marker ('__editable__.planner-0.1.0.finder.__path_hook__', h41a N17)
         where = _real(entry or os.curdir)
-        if where is not None and where.is_dir() and all(where != f for f, _ in found):
+        # a folder not made yet counts too: a run may make it (h41a N16: PYTHONPATH=new, --out new/planner/...)
+        if where is not None and (where.is_dir() or not os.path.lexists(where)) and all(where != f for f, _ in found):
             found.append((where, "a folder on Python's module search path (sys.path)"))
     here = _real(os.curdir)
     if here is not None and all(here != f for f, _ in found):
@@ -175,6 +178,18 @@ def _installation_file_problem(path: Path) -> str | None:
     return None
 
 
+def _not_yaml_named(path: Path) -> bool:
+    """Whether ``path``, a calibration file to make, is not named ``*.yaml``/``*.yml`` (any case). One that exists
+    is judged by the checks that follow, which say more (an input, a report planner wrote, a device, a file whose
+    bytes are no calibration file's: read before the measurement)."""
+    try:
+        if os.path.lexists(path):
+            return False
+    except (OSError, ValueError):
+        return False
+    return not path.name.lower().endswith((".yaml", ".yml"))
+
+
 def startup_name(name: str) -> bool:
     """Whether a file or folder named ``name`` in a folder on the module search path is one Python runs or reads at
     every start (Python documentation, ``site``): a ``.pth`` file, or a ``sitecustomize``/``usercustomize`` module
@@ -198,11 +213,17 @@ def refuse_import_shadow(out_dir: Path | str, file_name: str | None = None) -> N
                                f"{Path(out_dir) / 'calibration.yaml'}.")
     if file_name:
         why = _installation_file_problem(Path(out_dir) / file_name)
+        here = Path("calibration.yaml")
+        example = here if _installation_file_problem(here) is None else Path.home() / "calibration.yaml"
         if why is not None:
-            here = Path("calibration.yaml")
-            example = here if _installation_file_problem(here) is None else Path.home() / "calibration.yaml"
             raise DestinationError(f"{Path(out_dir) / file_name}: {why}. Give another --out, a file outside it, "
                                    f"e.g. --out {example}.")
+        if _not_yaml_named(Path(out_dir) / file_name):
+            raise DestinationError(f"{Path(out_dir) / file_name}: is not named as a YAML file (.yaml or .yml), and a "
+                                   "calibration file is YAML; a file of another name can be taken for something else "
+                                   "where it lands (a package's __init__.py, a shared library such as libm.so.6 in the "
+                                   "interpreter's library folder: h41a N3, N15). Give it a .yaml name, e.g. --out "
+                                   f"{Path(out_dir) / 'calibration.yaml'}.")
     out = _real(out_dir)
     if out is None:
         return  # said by the checks that follow, as what it is

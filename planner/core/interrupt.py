@@ -103,9 +103,18 @@ class SignalGuard:
     inherited as ignored (``nohup`` ignores SIGHUP; a shell's background job ignores SIGINT) stays
     ignored, as POSIX asks of interactive programs (bash manual, "Signals"). Outside the main
     thread (where Python cannot set handlers) it does nothing.
+
+    A signal that comes while the handlers are being put back (the block is over) raises nothing there (h41a N8: a
+    traceback from ``__exit__``, exit 1): it is delivered again once the previous handlers are in place, to them; with
+    ``final`` (the ``planner`` process's own run, which exits right after: planner.cli.main) the guard's signals are
+    ignored from then on instead, so that the finished run exits with its own status, never 128+N with no line
+    (h40a N10, h41a N9).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, final: bool = False) -> None:
+        self._final = final
+        self._closing = False
+        self._late: int | None = None
         self._saved: dict[int, Any] = {}
         self._blocked: list[int] = []  # signals held() deferred under this guard: released as it ends
         self._depth = 0
@@ -143,16 +152,23 @@ class SignalGuard:
         (self._saved_hook or sys.__unraisablehook__)(info)
 
     def __exit__(self, *exc: object) -> None:
+        self._closing = True  # from here a signal is held (_handle), not raised inside this method
         for s, old in self._saved.items():
-            signal.signal(s, old)
+            signal.signal(s, signal.SIG_IGN if self._final else old)
         self._saved.clear()
         if self._saved_hook is not None:
             sys.unraisablehook, self._saved_hook = self._saved_hook, None
         blocked, self._blocked = self._blocked, []
         release(blocked)  # a fault signal sent during the moves: its default action, now the run has said its line
+        late, self._late = self._late, None
+        if late is not None and not self._final:
+            signal.raise_signal(late)  # to the handler put back (the caller's, or the default action)
 
     def _handle(self, signum: int, frame: Any) -> None:
         self.received = signum
+        if self._closing:
+            self._late = signum
+            return
         if self._depth:
             self._pending = self._pending or signum  # raised when the critical block ends
             return

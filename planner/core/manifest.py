@@ -174,6 +174,11 @@ def write_manifest(out_dir: Path, files: dict[str, dict], notes: list[str] | Non
     write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n", private=True, notes=notes)
 
 
+def is_manifest_head(data: bytes) -> bool:
+    """Whether ``data`` (a file's first bytes) begins as every manifest :func:`write_manifest` writes does."""
+    return data.startswith(_MANIFEST_HEAD)
+
+
 def is_manifest_tmp(path: Path) -> bool:
     """Whether ``path`` is a temporary manifest planner verifiably wrote: a regular file of this user, not
     writable by its group or others (planner writes it so), at most the manifest's size, that parses as

@@ -1,0 +1,81 @@
+"""Hostile pass 41A: standard output onto another name of a set's manifest (N1), calibrate --out named as code or a
+shared library (N3, N15) or into a module search folder not made yet (N16), a path hook's marker on sys.path taken
+for a folder (N17), a stop signal at the guard's end (N8: covered in test_safety48_h40a)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CALIBRATE = ["calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16", "--micro-batch", "2",
+             "--seq-len", "512"]
+
+
+def _planner(args: list[str], cwd: Path, stdout, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "planner", *args], cwd=cwd, stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=300)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("removed", [False, True])
+def test_standard_output_onto_another_name_of_a_manifest_is_refused(tmp_path: Path, removed: bool) -> None:
+    # h41a N1: a hard link to another folder's .planner-reports.json (or one whose name was removed after the shell
+    # opened it) took the output; the set's next run then refused its manifest
+    r = _planner(["plan", str(ROOT / "scenarios" / "qlora-7b-12gb.yaml"), "--out", "s1", "--format", "csv"], tmp_path,
+                 subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    manifest = tmp_path / "s1" / ".planner-reports.json"
+    before = manifest.read_bytes()
+    link = tmp_path / "notes.txt"
+    os.link(manifest, link)
+    with open(link, "a") as fh:
+        if removed:
+            os.unlink(link)
+        r = _planner(["--version"], tmp_path, fh)
+    assert r.returncode == 2, r.stderr
+    assert "a report set's manifest or a report it lists" in r.stderr, r.stderr
+    assert manifest.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["yaml/__init__.py", "libm.so.6", "cal.txt", "sitecustomize/__init__.py"])
+def test_calibrate_out_not_named_as_yaml_is_refused(tmp_path: Path, name: str) -> None:
+    # h41a N3 (a package's __init__.py hides PyYAML, or runs at every start as a sitecustomize package), N15 (a YAML
+    # file named libm.so.6 in the interpreter's library folder stops every start of it): a calibration file is YAML
+    from planner.core.errors import DestinationError
+    from planner.core.importpath import refuse_import_shadow
+
+    path = tmp_path / name
+    with pytest.raises(DestinationError) as err:
+        refuse_import_shadow(path.parent, path.name)
+    assert str(err.value).startswith(f"{path}: is not named as a YAML file (.yaml or .yml), and a calibration file "
+                                     "is YAML"), err.value
+    refuse_import_shadow(tmp_path, "cal.YML")  # any case
+
+
+def test_calibrate_out_into_a_search_folder_not_made_yet_is_judged(tmp_path: Path, monkeypatch) -> None:
+    # h41a N16: PYTHONPATH=new (not there yet), --out new/planner/cal.yaml: the run would make 'new/planner', a plain
+    # folder that hides the editable planner from every later run with that PYTHONPATH
+    from planner.core.errors import DestinationError
+    from planner.core.importpath import refuse_import_shadow
+
+    new = tmp_path / "new"
+    monkeypatch.setattr(sys, "path", [*sys.path, str(new)])
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DestinationError) as err:
+        refuse_import_shadow(new / "planner", "cal.yaml")
+    assert "a plain folder named 'planner' there hides the installed 'planner' package" in str(err.value), err.value
+
+
+def test_a_path_hooks_marker_on_sys_path_is_no_folder(tmp_path: Path, monkeypatch) -> None:
+    # h41a N17: setuptools' editable finder puts '__editable__.planner-0.1.0.finder.__path_hook__' on sys.path, a
+    # marker for its path hook, which was taken for a folder of that name in the current folder
+    from planner.core.importpath import _search_folders
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["__editable__.planner-0.1.0.finder.__path_hook__", str(tmp_path)])
+    assert [str(f) for f, _ in _search_folders()] == [os.path.realpath(tmp_path)]

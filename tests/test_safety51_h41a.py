@@ -79,3 +79,22 @@ def test_a_path_hooks_marker_on_sys_path_is_no_folder(tmp_path: Path, monkeypatc
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", ["__editable__.planner-0.1.0.finder.__path_hook__", str(tmp_path)])
     assert [str(f) for f, _ in _search_folders()] == [os.path.realpath(tmp_path)]
+
+
+@pytest.mark.slow
+def test_a_file_size_limit_of_zero_leaves_no_staging_folder_and_names_the_limit(tmp_path: Path) -> None:
+    # h41b 10: under 'ulimit -f 0' the staging mark could not be written, its empty file was not known as this run's,
+    # so the folder was left ("remove it yourself") and the line said "give a directory that can be written"
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    r = subprocess.run([sys.executable, "-m", "planner", "plan", str(ROOT / "scenarios" / "qlora-7b-12gb.yaml"),
+                        "--out", "o13", "--format", "csv"], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=limit, timeout=300)
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == ("Error: o13: cannot write into the output directory (File too large). The "
+                                         "folder can be written, but the file-size limit ('ulimit -f') stopped it. "
+                                         "Raise the limit (ulimit -f unlimited) and run again."), r.stderr
+    assert not (tmp_path / "o13").exists() or not any((tmp_path / "o13").iterdir())

@@ -219,18 +219,21 @@ class ReportSet:
                         self._staging_id = (made.st_dev, made.st_ino)
                         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
                         with os.fdopen(os.open(STAGING_MARK, flags, 0o666, dir_fd=folder_fd), "wb") as fh:
+                            made = os.fstat(fh.fileno())  # known before the write: a mark the write failed on
+                            self._mark_id = (made.st_dev, made.st_ino)  # is this run's, removed (h41b 10)
                             fh.write(_MARK_HEADER + json.dumps({FOLDER_KEY: list(self._staging_id)}).encode("ascii")
                                      + b"\n" + (json.dumps(enc).encode("ascii") + b"\n" if enc else b""))
-                            made = os.fstat(fh.fileno())
                     finally:
                         os.close(folder_fd)
-                    self._mark_id = (made.st_dev, made.st_ino)
                 except OSError as exc:
                     if exc.errno == errno.ENAMETOOLONG:
                         raise path_too_long(self.out, exc, self.out) from None
                     line = f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
                     if disk_full(exc):
                         raise OutputError(line + full_hint(exc, self.out)) from None
+                    if exc.errno == errno.EFBIG:  # 'ulimit -f': the folder can be written (h41b 10)
+                        raise OutputError(line + "The folder can be written, but the file-size limit ('ulimit -f') "
+                                          "stopped it. Raise the limit (ulimit -f unlimited) and run again.") from None
                     # the API's words name out= (DestinationError), as ensure_dir's line does
                     raise DestinationError(line + "Give --out a directory that can be written.") from None
         except BaseException as exc:

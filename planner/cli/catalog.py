@@ -16,7 +16,7 @@ from planner.cli.common import (LineError, SingleValueCommand, echo, handle_erro
 from planner.cli.outopt import out_dir_option
 from planner.core.clock import utc_today
 from planner.core.escape import json_text
-from planner.core.names import path_word, shell_word
+from planner.core.names import line_path, path_word, shell_word
 
 
 CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
@@ -769,7 +769,7 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
             from planner.core.errors import OutputError
 
             raise OutputError(f"the overlay's check copy could not be made in a temporary folder "
-                              f"({exc.strerror or exc}), so nothing was written to {out / 'cloud.yaml'}. Free space "
+                              f"({exc.strerror or exc}), so nothing was written to {line_path(out / 'cloud.yaml')}. Free space "
                               "in the temporary folder (TMPDIR, else /tmp) or raise the file-size limit (ulimit -f)."
                               ) from None
         _sweep_check_copies(tmp)
@@ -794,15 +794,15 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
             if exc.errno == errno.EEXIST:  # a file another program put at a name of the check copy (h38a 11)
                 raise OutputError(f"the overlay's check copy {tmp} holds {exc.filename and Path(exc.filename).name or 'a file'} "
                                   "that this run did not put there (another program wrote it during the run), so "
-                                  f"nothing was written to {out / 'cloud.yaml'}. Check what writes in the temporary "
+                                  f"nothing was written to {line_path(out / 'cloud.yaml')}. Check what writes in the temporary "
                                   "folder (TMPDIR) and run again.") from None
             if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ESTALE):  # a link or another folder at its name
                 raise OutputError(f"the overlay's check copy {tmp} was replaced by a link or another folder during "
                                   f"the run (by another program), so nothing was written there or to "
-                                  f"{out / 'cloud.yaml'}. Check what writes in the temporary folder (TMPDIR) and "
+                                  f"{line_path(out / 'cloud.yaml')}. Check what writes in the temporary folder (TMPDIR) and "
                                   "run again.") from None
             raise OutputError(f"the overlay's check copy in {tmp} could not be written ({exc.strerror or exc}), "
-                              f"so nothing was written to {out / 'cloud.yaml'}. Free space in the temporary "
+                              f"so nothing was written to {line_path(out / 'cloud.yaml')}. Free space in the temporary "
                               "folder (TMPDIR) or raise the file-size limit (ulimit -f).") from None
         try:
             load_catalog(Path(tmp))
@@ -814,12 +814,12 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
 
                 raise OutputError(escape_unsafe(
                     f"the overlay's check copy {tmp} holds {Path(exc.file).name}, which this run did not put there "
-                    f"(another program changed it during the run), so nothing was written to {out / 'cloud.yaml'}. "
+                    f"(another program changed it during the run), so nothing was written to {line_path(out / 'cloud.yaml')}. "
                     "Check what writes in the temporary folder (TMPDIR) and run again.")) from None
             if exc.file and Path(exc.file).parent == Path(tmp) and Path(exc.file).name == "cloud.yaml":
                 # never a line of a file that was not written: the file it would be, the entry and its problem
                 exc = CatalogError(exc.problem, entry=exc.entry, hint=exc.hint)
-                exc = CatalogError(f"{out / 'cloud.yaml'} (as it would be written): {exc.one_line()}")
+                exc = CatalogError(f"{line_path(out / 'cloud.yaml')} (as it would be written): {exc.one_line()}")
             line = exc.one_line().replace(str(Path(tmp)), str(out))
             raise CatalogError(f"the overlay would not load, so nothing was written: {line}") from None
     finally:

@@ -98,3 +98,20 @@ def test_a_file_size_limit_of_zero_leaves_no_staging_folder_and_names_the_limit(
                                          "folder can be written, but the file-size limit ('ulimit -f') stopped it. "
                                          "Raise the limit (ulimit -f unlimited) and run again."), r.stderr
     assert not (tmp_path / "o13").exists() or not any((tmp_path / "o13").iterdir())
+
+
+@pytest.mark.parametrize("given, meant", [("o\u2215x", "o/x"), ("o\uff0fx", "o/x"), ("o\u2800x", "o x"),
+                                          ("o\u00a0x", "o x")])
+def test_an_out_with_a_slash_or_blank_lookalike_inside_a_name_is_refused(given: str, meant: str) -> None:
+    # h41b 21: 'o∕x' was written and shown as if it were the folder x inside o; 'o⠀x' as 'o x'
+    from planner.core.outpath import out_path_problem
+
+    found = out_path_problem(given)
+    assert found is not None and found[1] == meant, found
+    assert "so the folder's name would look like another path" in found[0]
+
+
+def test_a_letter_drawn_like_a_slash_is_a_names_own() -> None:
+    from planner.core.outpath import out_path_problem
+
+    assert out_path_problem("o\u30cex") is None  # Katakana NO: a Japanese folder name

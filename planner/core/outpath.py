@@ -138,7 +138,32 @@ def out_path_problem(text: str) -> tuple[str, str | None] | None:
     if ch is not None:
         return (f"holds {char_name(ch)}, a character with no glyph of its own, so the folder's name would look like "
                 "another", text.replace(ch, ""))
-    return url_problem(text) or shell_leftover_problem(text) or dotdot_problem(text) or descriptor_problem(text)
+    return (separator_lookalike_problem(text) or url_problem(text) or shell_leftover_problem(text)
+            or dotdot_problem(text) or descriptor_problem(text))
+
+
+def separator_lookalike_problem(text: str) -> tuple[str, str | None] | None:
+    """(problem, the path as it may have been meant) for an output path holding, inside a folder's name, a character
+    drawn as '/' (U+2215 DIVISION SLASH, U+2044 FRACTION SLASH, U+FF0F FULLWIDTH SOLIDUS: a symbol or punctuation
+    whose NFKC form or UTS #39 prototype is '/'; letters such as Katakana U+30CE are names' own) or as a blank
+    (U+00A0 NO-BREAK SPACE, U+2800 BRAILLE PATTERN BLANK: planner.core.names.is_blank_looking), or None: the
+    "Wrote" line and every hint would show 'o∕x' as a folder x inside o, and 'o⠀x' as 'o x' (h41b 21). The path
+    meant has '/' and ' ' in their place."""
+    import unicodedata
+
+    from planner.core.lookalike import PROTOTYPES
+
+    for ch in text:
+        if ch.isascii():
+            continue
+        kind = unicodedata.category(ch)[0]
+        slash = kind in "SP" and "/" in (unicodedata.normalize("NFKC", ch), PROTOTYPES.get(ch))
+        if slash or (kind != "L" and is_blank_looking(ch)):
+            drawn = "'/'" if slash else "a blank"
+            meant = "".join("/" if c == ch and slash else " " if c == ch else c for c in text)
+            return (f"holds {char_name(ch)}, drawn as {drawn}, so the folder's name would look like another path",
+                    meant)
+    return None
 
 
 #: A path that names one of this process's file descriptors (Linux: /dev/fd is a link to /proc/self/fd; proc(5)).

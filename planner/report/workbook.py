@@ -125,6 +125,9 @@ def write_workbook(data: WorkbookData, path: Path,
             _close_sheet_writers(exc.__traceback__)
             var = "tempfile.tempdir" if previous_tempdir is not None else "TMPDIR"
             raise OutputError(_temp_failed(shown_path(path), exc, tempfile.gettempdir(), var)) from None
+        except BaseException as exc:  # a stop signal while openpyxl writes (Interrupted): its archive closed now, not
+            _close_sheet_writers(exc.__traceback__)  # by the garbage collector at exit, which printed a traceback
+            raise  # ('Exception ignored in: <function ZipFile.__del__ ...>', h42a N2)
         finally:
             tempfile.tempdir = previous_tempdir
     return write_bytes(Path(path), buffer.getvalue())

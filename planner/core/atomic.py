@@ -277,10 +277,14 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
             # report's SHA-256, size, device and inode before it takes its name: what a killed run left is removed by
             # them alone, and what the live run removes is the file it made (h33a N1, N4); all of it through the
             # descriptors of the folder and the mark the run made (h34a N2)
-            fd, tmp_name = _new_temp(directory, path.name, private=private, dir_fd=dir_fd,
-                                     before=None if mark is None else (lambda t: record_temp(mark, t)))
-            made = os.fstat(fd)
-            tmp_id: tuple[int, int] | None = (made.st_dev, made.st_ino)  # removed on failure only while it is that file
+            from planner.core.interrupt import held
+
+            with held():  # the temporary and what it is known by, together: a stop signal between them left it, its
+                # name not yet known here, for no run to remove (h42a N1)
+                fd, tmp_name = _new_temp(directory, path.name, private=private, dir_fd=dir_fd,
+                                         before=None if mark is None else (lambda t: record_temp(mark, t)))
+                made = os.fstat(fd)
+                tmp_id = (made.st_dev, made.st_ino)  # removed on failure only while it is that file
             copied = None
             try:
                 if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL

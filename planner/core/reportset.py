@@ -243,6 +243,19 @@ class ReportSet:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        for _ in range(8):
+            try:
+                return self._exit_once(exc)
+            except Interrupted as again:  # a second signal before the clean-up's hold began (h42a N1): it runs now
+                if self._staging is None or self._keep_staging:
+                    raise
+                again.__context__ = exc
+                exc = again
+        return self._exit_once(exc)
+
+    def _exit_once(self, exc: BaseException | None) -> None:
+        """The clean-up of :meth:`__exit__`: the staging folder removed (its files known by what this run made), the
+        lock given back, the folders a run that wrote nothing made removed, with the stop signals held."""
         stop = exc
         said = len(self.notes)
         try:

@@ -84,8 +84,11 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
                         (f"Write it unquoted (--out {unquoted}), or give the path itself." if unquoted else
                          "Give the path itself."), ctx)
     if (m := UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
+        # a command substitution's result cannot be known here and running it is the risk: never "unquote" it (h41a N19)
+        command = m.group().startswith(("$(", "`"))
         raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "
-                        "would be part of a folder's name. Write it unquoted, or give the path itself.", ctx)
+                        "would be part of a folder's name. "
+                        + ("Give the path itself." if command else "Write it unquoted, or give the path itself."), ctx)
     from planner.core.outpath import unsafe_path_char, utf8_reading, without_piece, without_unsafe
 
     found = unsafe_path_char(text)

@@ -1,0 +1,85 @@
+"""Minor findings of hostile pass 41A fixed on branch f41a (reports/h41a.md): N2, N18, N19, N11."""
+from __future__ import annotations
+
+import errno
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+QLORA = str(ROOT / "scenarios" / "qlora-7b-12gb.yaml")
+
+
+def _err(*args: str) -> str:
+    r = CliRunner().invoke(main, list(args))
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    return r.stderr
+
+
+# -- N2: the libpython mapped into the process counts as the interpreter's shared library ------------------
+
+def test_mapped_libpython_is_read_from_the_maps_file(tmp_path: Path) -> None:
+    from planner.core.importpath import mapped_libpython
+
+    maps = tmp_path / "maps"
+    # proc(5) layout: address perms offset dev inode path; a removed file ends in ' (deleted)' and is left out
+    maps.write_text(
+        "7f00-7f10 r--p 00000000 08:01 42 /opt/py copy/lib/libpython3.11.so.1.0\n"
+        "7f10-7f20 r-xp 00010000 08:01 42 /opt/py copy/lib/libpython3.11.so.1.0\n"
+        "7f20-7f30 r--p 00000000 08:01 43 /usr/lib/libc.so.6\n"
+        "7f30-7f40 r--p 00000000 08:01 44 /old/libpython3.10.so.1.0 (deleted)\n"
+        "7f40-7f50 rw-p 00000000 00:00 0 \n"
+        "7f50-7f60 r--p 00000000 08:01 45 /x/libpython3.13t.so\n")
+    # the copy once (two mappings of one file), the free-threaded 3.13t build; not libc, not the deleted one
+    assert mapped_libpython(str(maps)) == ["/opt/py copy/lib/libpython3.11.so.1.0", "/x/libpython3.13t.so"]
+    assert mapped_libpython(str(tmp_path / "none")) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").is_file(), reason="needs Linux's /proc")
+def test_a_mapped_libpython_outside_libdir_is_an_interpreter_file(tmp_path: Path, monkeypatch) -> None:
+    import planner.core.importpath as ip
+
+    lib = tmp_path / "lib" / "libpython3.11.so.1.0"
+    lib.parent.mkdir()
+    lib.write_bytes(b"\x7fELF")
+    maps = tmp_path / "maps"
+    maps.write_text(f"7f00-7f10 r--p 00000000 08:01 42 {lib}\n")
+    real = ip.mapped_libpython
+    monkeypatch.setattr(ip, "mapped_libpython", lambda: real(str(maps)))
+    # the copy LD_LIBRARY_PATH loaded is judged as the shared library, whatever sysconfig's LIBDIR says
+    assert str(lib.resolve()) in ip.interpreter_files()
+
+
+# -- N18: standard output at 'ulimit -f' hints at the file-size limit ----------------------------------------
+
+def test_stdout_efbig_names_the_file_size_limit(monkeypatch) -> None:
+    import planner.cli.common as common
+
+    monkeypatch.setattr(common, "restore_stdout_file", lambda: "")
+    monkeypatch.setattr(sys, "stdout", open("/dev/null", "w"))
+    line = common.output_failed(OSError(errno.EFBIG, "File too large"))
+    assert line == ("cannot write the output (File too large): the file-size limit ('ulimit -f') stopped it. "
+                    "Raise the limit and run again."), line
+    line = common.output_failed(OSError(errno.ENOSPC, "No space left on device"))
+    assert "a full disk" in line, line  # the other cases keep their hint
+
+
+# -- N19: a quoted command substitution never gets "write it unquoted" ---------------------------------------
+
+@pytest.mark.parametrize("out, said", [("$(rm -rf ~)/x", "$("), ("`rm -rf ~`", "`"), ("x/$(id)", "$(")])
+def test_command_substitution_hint_never_says_unquote(tmp_path: Path, monkeypatch, out: str, said: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    err = _err("plan", QLORA, "--out", out, "--format", "json")
+    assert err == (f"Error: --out: {out!r} holds {said!r}, which the shell did not expand (it was quoted), so it "
+                   "would be part of a folder's name. Give the path itself.\n"), err
+    assert not list(tmp_path.iterdir())  # nothing made
+
+
+def test_variable_still_gets_the_unquote_hint(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    err = _err("plan", QLORA, "--out", "x/$HOME", "--format", "json")
+    assert "Write it unquoted, or give the path itself." in err, err

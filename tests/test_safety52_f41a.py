@@ -83,3 +83,48 @@ def test_variable_still_gets_the_unquote_hint(tmp_path: Path, monkeypatch) -> No
     monkeypatch.chdir(tmp_path)
     err = _err("plan", QLORA, "--out", "x/$HOME", "--format", "json")
     assert "Write it unquoted, or give the path itself." in err, err
+
+
+# -- N11: a folder holding only another scenario's set: nothing of this scenario was "put back" --------------------
+
+def _error_after_moves(out: Path, change, monkeypatch) -> str:
+    from planner.core import moves
+    from planner.core.reportset import ReportSet
+    from planner.core.errors import OutputError
+    from planner.core.atomic import write_text
+
+    real = moves._recheck_new
+
+    def change_then_check(rs, mv) -> None:
+        change(rs.out / "r.json")
+        real(rs, mv)
+
+    monkeypatch.setattr(moves, "_recheck_new", change_then_check)
+    try:
+        with ReportSet(out, set_name="plan r") as rs:
+            write_text(rs.path("r.json"), '{"new": 1}\n')
+            rs.commit()
+    except OutputError as exc:
+        return str(exc)
+    raise AssertionError("the run went on")
+
+
+def test_only_another_scenarios_set_there_is_not_called_put_back(tmp_path: Path, monkeypatch) -> None:
+    from planner.core.reportset import ReportSet
+    from planner.core.atomic import write_text
+
+    out = tmp_path / "o"
+    with ReportSet(out, set_name="plan other") as rs:  # another scenario's set: other.json
+        write_text(rs.path("other.json"), "{}\n")
+        rs.commit()
+
+    def append(path: Path) -> None:  # an edit through the new report's own name, just after it was placed
+        with open(path, "a") as f:
+            f.write("EDIT\n")
+
+    said = _error_after_moves(out, append, monkeypatch)
+    assert ("the new reports were taken out again (the folder held no earlier set of this scenario; the other "
+            "scenarios' reports there were left as they were): nothing was replaced") in said, said
+    assert "previous set" not in said, said
+    assert not (out / "r.json").exists()
+    assert (out / "other.json").read_text() == "{}\n"  # the other set untouched

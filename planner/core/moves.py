@@ -369,7 +369,7 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         kept += "".join(f" {note}" for note in moves.notes)  # a permission change carried onto the set put back
         if isinstance(exc, Changed) and exc.what in ("replaced", "late"):  # what is in staging now, said as it is
             exc.what = _late_kind(rs, exc.name)  # (h38a 1, 2: a file renamed over it, or one removed)
-        back = _put_back(manifest)
+        back = _put_back(manifest, getattr(rs, "set_name", None))
         if isinstance(exc, Changed) and exc.what == "gone":
             raise OutputError(f"{rs.out / exc.name}: another program removed planner's new report just after planner "
                               f"placed it; {back}: nothing was replaced. Check what writes there and run again."
@@ -386,8 +386,9 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
                               f"{rs._staging}, and {back}: nothing was replaced. Check what opens files there "
                               "(fuser -v, lsof) and run again." + kept) from None
         if isinstance(exc, Changed) and exc.created:
+            was = "the previous set as it was" if back.startswith("the previous") else back
             raise OutputError(f"{rs.out / exc.name}: was created while planner was writing the reports (by another "
-                              f"program); it was left as it is, and {'the previous set as it was' if manifest else back}: nothing was "
+                              f"program); it was left as it is, and {was}: nothing was "
                               "replaced. Move the file away (or give another --out) and run again." + kept) from None
         if isinstance(exc, Changed) and exc.what == "unreadable":
             raise OutputError(f"{rs.out / exc.name}: its permissions were changed while planner was replacing it, so "
@@ -411,21 +412,28 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         if isinstance(exc, OSError) and moves.current is not None:  # the file that could not move, named
             name, what = moves.current
             hint = " (an immutable or append-only attribute: lsattr)" if exc.errno == errno.EPERM else ""
-            raise OutputError(f"{rs.out / name}: {what} ({why}); {_put_back(manifest)}. Check "
+            raise OutputError(f"{rs.out / name}: {what} ({why}); {back}. Check "
                               f"that file{hint} and the directory, and run again." + kept) from None
-        raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); {_put_back(manifest)}. Check the "
+        raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); {back}. Check the "
                           "directory and run again." + kept) from None
     _recheck_gained(rs, removed, moves)
     rs.previous = [step for step in moves.steps if step[2] is not None]  # for finish_removal
     return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]
 
 
-def _put_back(manifest: dict[str, dict]) -> str:
+def _put_back(manifest: dict[str, dict], set_name: str | None = None) -> str:
     """How the folder was left once the moves were undone, for an error line: "the previous set was put back as it
-    was" where the folder held a set of planner's (``manifest``, read before the moves, lists files), else "the new
-    reports were taken out again (the folder held no earlier set)": no set to put back (h39a m4)."""
-    if manifest:
+    was" where the folder held an earlier set of this run's scenario (``manifest``, read before the moves, lists
+    files of ``set_name``; None: any set counts), else "the new reports were taken out again" with why there was no
+    set to put back: the folder held none (h39a m4), or only other scenarios' sets, left as they were (h41a N11)."""
+    from planner.core.names import same_spelling
+
+    sets = [entry.get("set") for entry in manifest.values() if isinstance(entry, dict)]
+    if manifest and (set_name is None or any(isinstance(s, str) and same_spelling(s, set_name) for s in sets)):
         return "the previous set was put back as it was"
+    if manifest:
+        return ("the new reports were taken out again (the folder held no earlier set of this scenario; the other "
+                "scenarios' reports there were left as they were)")
     return "the new reports were taken out again (the folder held no earlier set)"
 
 

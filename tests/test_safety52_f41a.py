@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import sys
 from pathlib import Path
 
@@ -128,3 +129,27 @@ def test_only_another_scenarios_set_there_is_not_called_put_back(tmp_path: Path,
     assert "previous set" not in said, said
     assert not (out / "r.json").exists()
     assert (out / "other.json").read_text() == "{}\n"  # the other set untouched
+
+
+# -- N14: a placed report hard-linked by another program: said as a second name, listed once ---------------------
+
+def test_a_placed_report_given_a_second_name_is_said_so_and_listed_once(tmp_path: Path, monkeypatch) -> None:
+    from planner.core.reportset import ReportSet
+    from planner.core.atomic import write_text
+
+    out = tmp_path / "o"
+    with ReportSet(out, set_name="plan r") as rs:  # a previous set of this scenario, so it is put back
+        write_text(rs.path("r.json"), "{}\n")
+        rs.commit()
+
+    def link(path: Path) -> None:  # os.link as a racing program would, just after the report was placed
+        os.link(path, str(path) + ".hl")
+
+    said = _error_after_moves(out, link, monkeypatch)
+    assert said.startswith(f"{out / 'r.json'}: planner's new report was given a second name (a hard link) by another "
+                           "program just after planner placed it"), said
+    assert "the previous set was put back as it was: nothing was replaced" in said, said
+    assert "changed" not in said.split(";")[0], said  # its bytes are planner's: not called changed
+    # named once, as kept: the "Planner's new ... too" list does not repeat it (it was the set's only report)
+    assert said.count("r.json") == 1, said
+    assert (out / "r.json").read_text() == "{}\n"  # the previous report back

@@ -153,3 +153,37 @@ def test_a_placed_report_given_a_second_name_is_said_so_and_listed_once(tmp_path
     # named once, as kept: the "Planner's new ... too" list does not repeat it (it was the set's only report)
     assert said.count("r.json") == 1, said
     assert (out / "r.json").read_text() == "{}\n"  # the previous report back
+
+
+# -- N20: compare(tokens_per_month={KEY: ...}) takes only text keys, never their str() ------------------------------
+
+class _Named:
+    def __str__(self) -> str:  # str() would give a workload name
+        return "qlora-7b"
+
+    def __hash__(self) -> int:
+        return 1
+
+
+@pytest.mark.parametrize("key, kind", [(_Named(), "_Named"), (b"qlora-7b", "bytes"), (("qlora-7b",), "tuple"),
+                                       (None, "NoneType")])
+def test_tokens_per_month_key_that_is_not_a_text_is_refused_by_type(key, kind: str) -> None:
+    from planner.api.comparisons import volume_overrides
+    from planner.core.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        volume_overrides({key: "200M"}, ["qlora-7b"])
+    said = str(err.value)
+    assert f"has a key of type {kind}, not a text" in said, said
+    assert "{'qlora-7b': '200M'}" in said, said  # the hint names the scenario's workload
+
+
+def test_tokens_per_month_str_subclass_key_is_its_text() -> None:
+    from planner.api.comparisons import volume_overrides
+
+    class S(str):
+        def __str__(self) -> str:
+            return "other"
+
+    # plain_texts reads the text it holds, 'qlora-7b', not its __str__; 200M = 200e6 tokens
+    assert volume_overrides({S("qlora-7b"): "200M"}, ["qlora-7b"]) == {"qlora-7b": 200e6}

@@ -256,7 +256,11 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     if isinstance(value, str) and "=" in value:  # 'NAME=200M' in one string, as the CLI takes it
         value = [value]
     if isinstance(value, dict):
-        items = [(str(k), v) for k, v in value.items()]
+        for k in value:  # plain_texts made every str subclass plain: anything else is no name, never its str() text
+            if type(k) is not str:
+                raise VolumeError(f"has a key of type {type(k).__name__}, not a text", at=f"[{clip_text(repr(k))}]",
+                                  hint=f"Key each count by the workload's name as a str: {{{names[0]!r}: '200M'}}.")
+        items = [(k, v) for k, v in value.items()]
         for k, v in items:
             odd = _odd_count(v)
             if odd is not None:

@@ -187,3 +187,40 @@ def test_tokens_per_month_str_subclass_key_is_its_text() -> None:
 
     # plain_texts reads the text it holds, 'qlora-7b', not its __str__; 200M = 200e6 tokens
     assert volume_overrides({S("qlora-7b"): "200M"}, ["qlora-7b"]) == {"qlora-7b": 200e6}
+
+
+# -- N13: a '--out "$V"' hint is withheld where $V is the run's --catalog overlay --------------------------------
+
+def test_variable_hint_naming_the_overlay_is_withheld(tmp_path: Path, monkeypatch) -> None:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_text("schema_version: 1\ngpus: []\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("V", str(ov))
+    from planner.cli.main import main as cli_main
+
+    argv = ["plan", QLORA, "--format", "json", "--out", "$V", "--catalog", str(ov)]
+    r = CliRunner().invoke(cli_main, argv, obj={"argv": argv})
+    assert r.exit_code == 2, r.output
+    # the hint '--out "$V"' would name the overlay, an input of the run: only "give the path itself"
+    assert r.stderr.endswith("in the current directory. Give the path itself.\n"), r.stderr
+    assert "unquoted" not in r.stderr, r.stderr
+
+
+# -- N5: --out /dev/fd/N with N a folder: the folder meant is hinted -------------------------------------------
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux's /proc")
+def test_descriptor_of_a_folder_hints_the_folder(tmp_path: Path, monkeypatch) -> None:
+    d = tmp_path / "dirx"
+    d.mkdir()
+    monkeypatch.chdir(tmp_path)
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        out = f"/dev/fd/{fd}"
+        argv = ["plan", QLORA, "--out", out, "--format", "json"]
+        r = CliRunner().invoke(main, argv, obj={"argv": argv})
+    finally:
+        os.close(fd)
+    assert r.exit_code == 2, r.output
+    # the descriptor points at dirx: that folder is the one meant, not a generic 'reports'
+    assert r.stderr.endswith(f"Write --out {str(d)!r}.\n"), r.stderr

@@ -136,12 +136,20 @@ def _hint(ctx: click.Context, meant: str | None, as_file: bool) -> str | None:
 
     fixed = settled(meant, file=as_file)
     plain = settled_path(meant, file=as_file) if fixed is not None else None
+    if plain is None and fixed is not None and isinstance(meant, str) and "$" in meant:
+        # a hint that keeps a variable ('--out "$V"'): judged as the path it expands to here (h41a N13)
+        expanded = os.path.expandvars(meant)
+        plain = expanded if "$" not in expanded else None
     if fixed is None or plain is None:
         return fixed
     root = ctx.find_root()
     argv = root.obj.get("argv") if isinstance(root.obj, dict) else None
     target = Path(os.path.expanduser(plain))
-    for word in argv or ():
+    words = list(argv or ())
+    for i, word in enumerate(words):
+        if word == "--out" or (isinstance(word, str) and word.startswith("--out=")) or \
+                (i > 0 and words[i - 1] == "--out"):
+            continue  # --out's own value is what is refused, no input ('/dev/fd/3' of a folder: h41a N5)
         value = word.split("=", 1)[1] if isinstance(word, str) and word.startswith("--") and "=" in word else word
         if not isinstance(value, str) or not value or value.startswith("-"):
             continue

@@ -224,3 +224,27 @@ def test_descriptor_of_a_folder_hints_the_folder(tmp_path: Path, monkeypatch) ->
     assert r.exit_code == 2, r.output
     # the descriptor points at dirx: that folder is the one meant, not a generic 'reports'
     assert r.stderr.endswith(f"Write --out {str(d)!r}.\n"), r.stderr
+
+
+# -- N12: the workload's name is judged before its count, so a count's hint never carries a lookalike name ----------
+
+def test_lookalike_name_is_refused_before_its_count() -> None:
+    from planner.api.comparisons import volume_overrides
+    from planner.core.errors import InputError
+
+    names = ["qlora-13b", "chat-8b"]
+    for count in ("1,5M", "0", "1e-20"):  # each a count problem of its own, whose hint would name the workload
+        with pytest.raises(InputError) as err:
+            volume_overrides(f"qIora-13b={count}", names)  # capital I for l
+        said = str(err.value)
+        assert "no workload 'qIora-13b' in the scenario" in said, said
+        assert "qIora-13b=" not in said, said  # no hint to paste with the lookalike name
+
+
+def test_count_hint_names_the_resolved_workload() -> None:
+    from planner.api.comparisons import VolumeError, volume_overrides
+
+    with pytest.raises(VolumeError) as err:
+        volume_overrides("QLORA-13b=1,5M", ["qlora-13b", "chat-8b"])  # another case resolves to qlora-13b
+    line = err.value.cli_line()
+    assert "--tokens-per-month qlora-13b=1.5M" in line, line  # the name the scenario spells, as a pasted hint needs

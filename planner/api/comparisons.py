@@ -303,6 +303,13 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     from planner.core.units import dotted_thousands, separator_problem
 
     for name, raw in items:
+        # the name judged before the count, so that a count's hint names a known workload, never a lookalike one
+        # a pasted hint would be refused for in turn (h41a N12); another Unicode spelling (NFKC), case ('QLORA-7B')
+        # or dash names it too: two workloads' names never clash (planner.core.names.resolve_name, as costs.mfu
+        # and batch_inference name them)
+        given, name = name, ((resolve_name(name, names) or name) if name else name)
+        if name and name not in names:
+            raise VolumeError(f"no workload {clip_text(name)!r} in the scenario", hint=did_you_mean(name, names))
         try:
             plain = plain_number(raw)
         except InputError as exc:  # its own __float__ raised (h28b N1)
@@ -334,13 +341,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
             if len(names) != 1:
                 raise VolumeError(f"a bare count is ambiguous: the scenario has {len(names)} workloads",
                                   hint=f"Name the workload: --tokens-per-month {names[0]}=200M (one per workload).")
-            name = names[0]
-        # another Unicode spelling (NFKC) names it too, and so does another case ('QLORA-7B') or dash: two
-        # workloads' names never clash (planner.core.names.resolve_name, as costs.mfu and batch_inference name them)
-        given, name = name, (resolve_name(name, names) or name)
-        if name not in names:
-            hint, api_hint = did_you_mean(name, names), None
-            raise VolumeError(f"no workload {clip_text(name)!r} in the scenario", hint=hint, api_hint=api_hint)
+            name = given = names[0]
         if name in out:
             raise VolumeError(f"names workload {clip_text(name)!r} twice (as {ascii(clip_text(given))} too)",
                               hint="Give each workload once.")

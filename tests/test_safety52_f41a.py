@@ -248,3 +248,31 @@ def test_count_hint_names_the_resolved_workload() -> None:
         volume_overrides("QLORA-13b=1,5M", ["qlora-13b", "chat-8b"])  # another case resolves to qlora-13b
     line = err.value.cli_line()
     assert "--tokens-per-month qlora-13b=1.5M" in line, line  # the name the scenario spells, as a pasted hint needs
+
+
+# -- N4: the absolute XDG_CONFIG_HOME hinted is checked as a destination first ----------------------------------
+
+def _xdg_error(value: str) -> str:
+    from planner.core.errors import InputError
+    from planner.validate.calibrate import refuse_relative_xdg
+
+    with pytest.raises(InputError) as err:
+        refuse_relative_xdg({"XDG_CONFIG_HOME": value, "HOME": "/root"}, writing=True)
+    return str(err.value)
+
+
+def test_xdg_hint_is_withheld_where_the_file_would_be_refused(monkeypatch) -> None:
+    import planner
+
+    # the shipped catalog folder: "$PWD"/rel/planner/calibration.yaml inside it is refused as a destination
+    monkeypatch.chdir(Path(planner.__file__).parent / "catalog")
+    said = _xdg_error("rel")
+    assert said.endswith("Set it to an absolute path, or unset it."), said
+
+
+def test_xdg_hint_for_a_quoted_tilde_and_a_blank(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert _xdg_error("rel").endswith('(XDG_CONFIG_HOME="$PWD"/rel), or unset it.')
+    assert _xdg_error("~/cfg").endswith('(XDG_CONFIG_HOME="$HOME"/cfg), or unset it.')  # the home meant
+    assert _xdg_error(" ").endswith("Set it to an absolute path, or unset it.")  # no folder named blank

@@ -294,3 +294,35 @@ def test_generic_out_example_stays_reports_where_it_passes(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path)
     err = _err("plan", QLORA, "--format", "json", "--out", "")
     assert err.endswith("e.g. --out reports (or --out . for the current directory).\n"), err
+
+
+# -- N6, N7: calibrate --out onto a link to a manifest, onto an overlay's catalog file ---------------------------
+
+def test_calibrate_out_link_to_a_manifest_is_said_as_a_link(tmp_path: Path) -> None:
+    from planner.core.errors import OutputError
+    from planner.validate.calibrate import save_path
+
+    (tmp_path / "s2").mkdir()
+    (tmp_path / "s2" / ".planner-reports.json").write_text("{}\n")
+    link = tmp_path / "l9.yaml"
+    link.symlink_to(tmp_path / "s2" / ".planner-reports.json")
+    with pytest.raises(OutputError) as err:
+        save_path(link)
+    said = str(err.value)
+    # a link to a FILE: the link wording, not "has the folder name '.planner-reports.json'"
+    assert said == f"{link}: is a symbolic link, and planner does not replace a link with a file. Give --out another name.", said
+
+
+def test_calibrate_out_an_overlays_own_catalog_file_is_refused_as_that(tmp_path: Path, monkeypatch) -> None:
+    from planner.cli.calibrate import refuse_catalog_name
+    from planner.core.errors import DestinationError
+
+    ov = tmp_path / "ov2"
+    ov.mkdir()
+    (ov / "ram.yaml").write_text("schema_version: 1\ndimms: []\n")  # the folder's only catalog file
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DestinationError) as err:
+        refuse_catalog_name(ov / "ram.yaml", None)
+    said = err.value.cli_line()
+    assert said.startswith(f"{ov / 'ram.yaml'}: is a catalog file of an overlay folder, not a calibration file"), said
+    assert said.endswith("e.g. --out calibration.yaml."), said

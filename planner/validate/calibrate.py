@@ -159,8 +159,8 @@ def save_path(given: Path | None, env: dict[str, str] | None = None) -> Path:
     path = given if given is not None else default_path(env)
     if path is None:
         raise OutputError(NO_HOME + ".")
+    refuse_linked(path)  # a link to a file (another set's manifest too) said as a link, not a folder's name (h41a N6)
     refuse_bookkeeping_name(path.parent, file_name=path.name)
-    refuse_linked(path)
     return path
 
 

@@ -326,3 +326,23 @@ def test_calibrate_out_an_overlays_own_catalog_file_is_refused_as_that(tmp_path:
     said = err.value.cli_line()
     assert said.startswith(f"{ov / 'ram.yaml'}: is a catalog file of an overlay folder, not a calibration file"), said
     assert said.endswith("e.g. --out calibration.yaml."), said
+
+
+@pytest.mark.parametrize("count, fixed", [("1OOM", "100M"), ("2\u041e\u041eM", "200M"), ("l00M", "100M")])
+def test_letter_drawn_like_a_digit_in_a_count_is_hinted(count: str, fixed: str) -> None:
+    from planner.api.comparisons import VolumeError, volume_overrides
+
+    with pytest.raises(VolumeError) as err:
+        volume_overrides(f"qlora-13b={count}", ["qlora-13b"])
+    line = err.value.cli_line()
+    # O (Latin or Cyrillic) read as 0, l as 1: the count as meant, with the known name, passes when pasted
+    assert line.endswith(f"write --tokens-per-month qlora-13b={fixed}."), line
+    assert volume_overrides(f"qlora-13b={fixed}", ["qlora-13b"])["qlora-13b"] > 0
+
+
+def test_letters_alone_get_no_digit_hint() -> None:
+    from planner.api.comparisons import VolumeError, volume_overrides
+
+    with pytest.raises(VolumeError) as err:
+        volume_overrides("qlora-13b=OOM", ["qlora-13b"])  # no digit at all: no count meant
+    assert "drawn like a digit" not in err.value.cli_line()

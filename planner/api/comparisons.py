@@ -217,10 +217,31 @@ def _digits_hint(raw: object, name: str, names: list[str]) -> str | None:
 
     fixed = ascii_digits(raw) if isinstance(raw, str) else None
     if fixed is None:
-        return None
+        return _letter_digits_hint(raw, name, names)
     if parse_token_count(fixed.strip()) is None or (name and resolve_name(name, names) is None):
         return "Write the number in ASCII digits, nothing else with it."
     return ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")
+
+
+#: Letters drawn like a digit in a typed count: Latin and Cyrillic O for 0, l and I for 1 (h41a N12: '1OOM').
+_LETTER_DIGITS = str.maketrans("Oo\u041e\u043eIl", "000011")
+
+
+def _letter_digits_hint(raw: object, name: str, names: list[str]) -> str | None:
+    """The hint for a token count with a letter drawn like a digit among its digits ('1OOM', 'l00M', Cyrillic 'О'):
+    the count with those letters made digits, where that is a count --tokens-per-month takes and the name, if any,
+    is one of ``names``; else None."""
+    from planner.workload.spec import parse_token_count
+
+    m = re.fullmatch(r"([0-9Oo\u041e\u043eIl]+(?:\.[0-9Oo\u041e\u043eIl]+)?)([kKMBT]?)", raw.strip()) \
+        if isinstance(raw, str) else None
+    if m is None or not re.search(r"[0-9]", m.group(1)) or m.group(1) == m.group(1).translate(_LETTER_DIGITS):
+        return None
+    fixed = m.group(1).translate(_LETTER_DIGITS) + m.group(2)
+    if parse_token_count(fixed) is None or (name and name not in names):
+        return None
+    return (f"It holds a letter drawn like a digit (O for 0, l or I for 1): write --tokens-per-month "
+            f"{(name + '=') if name else ''}{fixed}.")
 
 
 def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:

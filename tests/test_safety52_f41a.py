@@ -346,3 +346,22 @@ def test_letters_alone_get_no_digit_hint() -> None:
     with pytest.raises(VolumeError) as err:
         volume_overrides("qlora-13b=OOM", ["qlora-13b"])  # no digit at all: no count meant
     assert "drawn like a digit" not in err.value.cli_line()
+
+
+def test_api_expandvars_hint_naming_the_overlay_is_withheld(tmp_path: Path, monkeypatch) -> None:
+    from planner import plan
+    from planner.core.errors import InputError
+
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_text("schema_version: 1\ngpus: []\n")
+    monkeypatch.setenv("V", str(ov))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as err:
+        plan(QLORA, format="json", out="$V", catalog=str(ov))
+    said = str(err.value)
+    # os.path.expandvars('$V') is the catalog= overlay, an input of the run: no hint to expand into it
+    assert "expandvars" not in said and "Give the folder's path itself" in said, said
+    with pytest.raises(InputError) as err:
+        plan(QLORA, format="json", out="$V/x", catalog=str(ov))
+    assert "os.path.expandvars('$V/x')" in str(err.value)  # a folder inside it is no input: still hinted

@@ -433,7 +433,10 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
 
     check_keywords("compare", unknown, ("catalog", "out", "tokens_per_month", "top"))
     top = top_of(top, least=1)
-    out, given = resolved_out(out_of(out))  # a path (joined to the current folder now, once: every step goes by it)
+    # the overlay as given (a plain str or Path: a PathLike's __fspath__ is read once, by catalog_of) is an input
+    # an out= hint never names (h41a N13)
+    overlay = (catalog,) if type(catalog) is str or isinstance(catalog, Path) else ()
+    out, given = resolved_out(out_of(out, overlay))  # a path (joined to the current folder now, once: every step goes by it)
     cat = catalog_of(catalog)
     scenario = scenario_arg(scenario)  # read once: what need_name names is the file read
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block

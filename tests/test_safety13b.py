@@ -366,10 +366,11 @@ def test_out_dot_slash_tilde_is_a_folder_named_tilde(tmp_path: Path, monkeypatch
     ("a/ b", "'a/ b' has the folder name ' b', which begins with a space that no listing shows. Write --out 'a/b'."),
     ("x/$HOME", "'x/$HOME' holds '$HOME', which the shell did not expand (it was quoted), so it would be part of a "
                 "folder's name. Write it unquoted, or give the path itself."),
+    # a command substitution gets no "write it unquoted": following that would run the command (h41a N19)
     ("$(pwd)/x", "'$(pwd)/x' holds '$(', which the shell did not expand (it was quoted), so it would be part of a "
-                 "folder's name. Write it unquoted, or give the path itself."),
+                 "folder's name. Give the path itself."),
     ("`pwd`", "'`pwd`' holds '`', which the shell did not expand (it was quoted), so it would be part of a folder's "
-              "name. Write it unquoted, or give the path itself."),
+              "name. Give the path itself."),
     ("o\u200b", "'o\\u200b' holds U+200B (ZERO WIDTH SPACE), which no listing shows, so the folder's name would look "
                 "like another. Write --out 'o' without it."),
 ])

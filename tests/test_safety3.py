@@ -121,8 +121,9 @@ def test_stdout_at_a_file_size_limit_is_an_error_not_cut_short_silently(tmp_path
         r = _cli(cwd=tmp_path, shell=f"ulimit -f {limit}; {cmd} > o.txt")
         assert r.returncode == 2, (cmd, r.returncode, r.stderr)
         err = r.stderr.strip()
-        assert err == ("Error: cannot write the output (File too large). Check where standard output goes: a full "
-                       "disk, a file opened read-only or a closed terminal."), err
+        # EFBIG is the file-size limit, not a full disk: the hint names 'ulimit -f' as the report line does (h41a N18)
+        assert err == ("Error: cannot write the output (File too large): the file-size limit ('ulimit -f') stopped "
+                       "it. Raise the limit and run again."), err
 
 
 BROKEN = ("Error: cannot write the output: the program reading it closed it (broken pipe), so what it shows is "

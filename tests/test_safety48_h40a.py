@@ -97,7 +97,7 @@ def test_calibrate_out_a_yaml_file_elsewhere_passes_the_installation_rule(tmp_pa
 
 
 @pytest.mark.parametrize("value", ["\uff12\uff10\uff10M x", "\uff12\uff10\uff10M,\uff13\uff10\uff10M",
-                                   "\uff12\uff10\uff10M,,", "q=\uff12\uff10\uff10M"])
+                                   "\uff12\uff10\uff10M,,"])
 def test_a_tokens_per_month_lookalike_is_hinted_only_as_one_value_the_option_takes(value: str) -> None:
     # h40a N3: '２００M x' was hinted as --tokens-per-month 200M x (two words), '２００M,３００M' as 200M,300M and
     # 'q=２００M' as q=200M: each refused when pasted
@@ -106,6 +106,17 @@ def test_a_tokens_per_month_lookalike_is_hinted_only_as_one_value_the_option_tak
     with pytest.raises(VolumeError) as err:
         volume_overrides(value, ["qlora-7b"])
     assert err.value.hint == "Write the number in ASCII digits, nothing else with it."
+
+
+def test_a_tokens_per_month_lookalike_count_of_an_unknown_name_is_refused_for_the_name() -> None:
+    # 'q=２００M' was a count case here; since h41a N12 the name is judged before its count, so the line refuses the
+    # unknown workload 'q' (no hint naming q=200M, which would be refused when pasted)
+    from planner.api.comparisons import VolumeError, volume_overrides
+
+    with pytest.raises(VolumeError) as err:
+        volume_overrides("q=\uff12\uff10\uff10M", ["qlora-7b"])
+    said = err.value.cli_line()
+    assert "no workload 'q' in the scenario" in said and "q=200M" not in said, said
 
 
 def test_a_plain_tokens_per_month_lookalike_is_still_hinted() -> None:

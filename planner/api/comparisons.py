@@ -217,10 +217,31 @@ def _digits_hint(raw: object, name: str, names: list[str]) -> str | None:
 
     fixed = ascii_digits(raw) if isinstance(raw, str) else None
     if fixed is None:
-        return None
+        return _letter_digits_hint(raw, name, names)
     if parse_token_count(fixed.strip()) is None or (name and resolve_name(name, names) is None):
         return "Write the number in ASCII digits, nothing else with it."
     return ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")
+
+
+#: Letters drawn like a digit in a typed count: Latin and Cyrillic O for 0, l and I for 1 (h41a N12: '1OOM').
+_LETTER_DIGITS = str.maketrans("Oo\u041e\u043eIl", "000011")
+
+
+def _letter_digits_hint(raw: object, name: str, names: list[str]) -> str | None:
+    """The hint for a token count with a letter drawn like a digit among its digits ('1OOM', 'l00M', Cyrillic 'О'):
+    the count with those letters made digits, where that is a count --tokens-per-month takes and the name, if any,
+    is one of ``names``; else None."""
+    from planner.workload.spec import parse_token_count
+
+    m = re.fullmatch(r"([0-9Oo\u041e\u043eIl]+(?:\.[0-9Oo\u041e\u043eIl]+)?)([kKMBT]?)", raw.strip()) \
+        if isinstance(raw, str) else None
+    if m is None or not re.search(r"[0-9]", m.group(1)) or m.group(1) == m.group(1).translate(_LETTER_DIGITS):
+        return None
+    fixed = m.group(1).translate(_LETTER_DIGITS) + m.group(2)
+    if parse_token_count(fixed) is None or (name and name not in names):
+        return None
+    return (f"It holds a letter drawn like a digit (O for 0, l or I for 1): write --tokens-per-month "
+            f"{(name + '=') if name else ''}{fixed}.")
 
 
 def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
@@ -256,7 +277,11 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     if isinstance(value, str) and "=" in value:  # 'NAME=200M' in one string, as the CLI takes it
         value = [value]
     if isinstance(value, dict):
-        items = [(str(k), v) for k, v in value.items()]
+        for k in value:  # plain_texts made every str subclass plain: anything else is no name, never its str() text
+            if type(k) is not str:
+                raise VolumeError(f"has a key of type {type(k).__name__}, not a text", at=f"[{clip_text(repr(k))}]",
+                                  hint=f"Key each count by the workload's name as a str: {{{names[0]!r}: '200M'}}.")
+        items = [(k, v) for k, v in value.items()]
         for k, v in items:
             odd = _odd_count(v)
             if odd is not None:
@@ -299,6 +324,13 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     from planner.core.units import dotted_thousands, separator_problem
 
     for name, raw in items:
+        # the name judged before the count, so that a count's hint names a known workload, never a lookalike one
+        # a pasted hint would be refused for in turn (h41a N12); another Unicode spelling (NFKC), case ('QLORA-7B')
+        # or dash names it too: two workloads' names never clash (planner.core.names.resolve_name, as costs.mfu
+        # and batch_inference name them)
+        given, name = name, ((resolve_name(name, names) or name) if name else name)
+        if name and name not in names:
+            raise VolumeError(f"no workload {clip_text(name)!r} in the scenario", hint=did_you_mean(name, names))
         try:
             plain = plain_number(raw)
         except InputError as exc:  # its own __float__ raised (h28b N1)
@@ -330,13 +362,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
             if len(names) != 1:
                 raise VolumeError(f"a bare count is ambiguous: the scenario has {len(names)} workloads",
                                   hint=f"Name the workload: --tokens-per-month {names[0]}=200M (one per workload).")
-            name = names[0]
-        # another Unicode spelling (NFKC) names it too, and so does another case ('QLORA-7B') or dash: two
-        # workloads' names never clash (planner.core.names.resolve_name, as costs.mfu and batch_inference name them)
-        given, name = name, (resolve_name(name, names) or name)
-        if name not in names:
-            hint, api_hint = did_you_mean(name, names), None
-            raise VolumeError(f"no workload {clip_text(name)!r} in the scenario", hint=hint, api_hint=api_hint)
+            name = given = names[0]
         if name in out:
             raise VolumeError(f"names workload {clip_text(name)!r} twice (as {ascii(clip_text(given))} too)",
                               hint="Give each workload once.")
@@ -407,7 +433,10 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
 
     check_keywords("compare", unknown, ("catalog", "out", "tokens_per_month", "top"))
     top = top_of(top, least=1)
-    out, given = resolved_out(out_of(out))  # a path (joined to the current folder now, once: every step goes by it)
+    # the overlay as given (a plain str or Path: a PathLike's __fspath__ is read once, by catalog_of) is an input
+    # an out= hint never names (h41a N13)
+    overlay = (catalog,) if type(catalog) is str or isinstance(catalog, Path) else ()
+    out, given = resolved_out(out_of(out, overlay))  # a path (joined to the current folder now, once: every step goes by it)
     cat = catalog_of(catalog)
     scenario = scenario_arg(scenario)  # read once: what need_name names is the file read
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block

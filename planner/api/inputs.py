@@ -426,8 +426,10 @@ def catalog_of(catalog: Any = None) -> Catalog:
                      f"{type(catalog).__name__}", entry="catalog")
 
 
-def out_of(out: Any) -> Path | None:
-    """``out=`` (``--out``) checked: a directory path (str or os.PathLike) or None.
+def out_of(out: Any, inputs: tuple = ()) -> Path | None:
+    """``out=`` (``--out``) checked: a directory path (str or os.PathLike) or None. ``inputs``: the run's input
+    paths (the ``catalog=`` overlay folder): an ``os.path.expandvars`` hint that gives one of them is withheld, as
+    the CLI withholds ``--out "$V"`` (h41a N13).
 
     Raises:
         InputError: another type (an int, bytes, a list), an empty or blank path, one holding a NUL
@@ -461,7 +463,7 @@ def out_of(out: Any) -> Path | None:
         hint = (f"Its bytes are UTF-8 for {utf!a}: run under a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1."
                 if utf is not None else
                 f"Expand it first, e.g. out=os.path.expandvars({text!r}), or give the folder's path itself."
-                if problem[1] == text and _expands_to_passing(text) else
+                if problem[1] == text and _expands_to_passing(text) and not _names_input(text, inputs) else
                 "Give the folder's path itself, e.g. out='reports'." if problem[1] == text else
                 f"Give out=os.path.expanduser({fixed!r})." if fixed is not None and fixed.startswith("~") and
                 _expands_to_passing(fixed) else
@@ -469,6 +471,18 @@ def out_of(out: Any) -> Path | None:
                 "Give out= a local folder's path, e.g. out='reports'.")  # a URL or a Windows path: none meant
         raise InputError(f"out={escape_unsafe(repr(text))} {problem[0]}", entry="out", hint=hint)
     return path
+
+
+def _names_input(text: str, inputs: tuple) -> bool:
+    """Whether ``text`` with its variables expanded is one of the paths ``inputs`` (same device and inode)."""
+    full = os.path.expandvars(text)
+    for given in inputs:
+        try:
+            if isinstance(given, (str, os.PathLike)) and os.path.exists(full) and os.path.samefile(full, given):
+                return True
+        except (OSError, ValueError, TypeError):
+            continue
+    return False
 
 
 def _expands_to_passing(text: str) -> bool:

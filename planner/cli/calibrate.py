@@ -214,13 +214,21 @@ def refuse_catalog_name(path: Path, catalog_dir: str | None) -> None:
     try:
         given = catalog_dir is not None and os.path.samefile(folder, catalog_dir)
         held = [n for n in CATALOG_FILES if n != path.name and (folder / n).is_file()]
+        # the overlay's own catalog file (ram.yaml alone there): read as a calibration file it fails as a schema
+        # error of that file, an invitation to edit the catalog (h41a N7)
+        itself = path.name in CATALOG_FILES and (folder / path.name).is_file()
         here = os.path.samefile(folder, os.curdir)
     except (OSError, ValueError):
         return
-    if not given and not held:
+    if not given and not held and not itself:
         return
-    what = "the --catalog overlay folder of this run" if given else f"a catalog overlay folder (it holds {held[0]})"
     example = Path.home() / "calibration.yaml" if here else Path("calibration.yaml")
+    if itself and not given:
+        raise DestinationError(f"{escape_unsafe(str(path))}: is a catalog file of an overlay folder, not a calibration "
+                               "file: calibrate would read it as one and replace it, and every later run reading that "
+                               f"folder as an overlay would fail. Give a file outside it, e.g. "
+                               f"--out {escape_unsafe(str(example))}.")
+    what = "the --catalog overlay folder of this run" if given else f"a catalog overlay folder (it holds {held[0]})"
     read_as = f"its {path.name}" if path.name in CATALOG_FILES else "a catalog file"
     raise DestinationError(f"{escape_unsafe(str(path))}: is a YAML file in {what}: every later run reading that "
                            f"folder as an overlay would read it as {read_as} and fail. Give a file outside it, e.g. "

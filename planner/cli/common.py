@@ -120,6 +120,9 @@ def output_failed(exc: OSError) -> str:
         line = f"{exc.filename or 'a relative path'}: {CWD_GONE}; {CWD_HINT}."
     elif exc.filename is not None:
         line = f"{exc.filename}: cannot be written ({what})."
+    elif exc.errno == errno.EFBIG:  # 'ulimit -f': Python ignores SIGXFSZ, the write fails with EFBIG (h41a N18)
+        line = f"cannot write the output ({what}): the file-size limit ('ulimit -f') stopped it. Raise the limit " \
+               "and run again." + kept
     else:
         line = f"cannot write the output ({what}). Check where standard output goes: a full disk, a file " \
                "opened read-only or a closed terminal." + kept

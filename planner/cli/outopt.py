@@ -51,13 +51,16 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     """:func:`out_dir_option`'s checks, in the words of an --out folder."""
     if value is not None and not str(value).strip():
         what = "a directory for the reports" if param.name != "calibration_file" else "a file for the calibration"
-        example = "--out reports (or --out . for the current directory)" if param.name != "calibration_file" \
-            else "--out ./calibration.yaml"
+        shown = _example(param.name == "calibration_file")
+        example = "" if shown is None else f", e.g. --out {shown}" + (
+            " (or --out . for the current directory)" if param.name != "calibration_file" and shown == "reports"
+            else "")
         said = "is empty" if not str(value) else "is blank (white space alone)"
-        raise LineError(f"--out: {said}; give {what}, e.g. {example}.", ctx)
+        raise LineError(f"--out: {said}; give {what}{example}.", ctx)
     text = str(value) if value is not None else ""
-    local_example = ("a local file's path, e.g. --out ./calibration.yaml." if param.name == "calibration_file" else
-                     "a local folder's path, e.g. --out reports.")
+    shown = _example(param.name == "calibration_file")
+    local_example = ("a local file's path" if param.name == "calibration_file" else "a local folder's path") + (
+        f", e.g. --out {shown}." if shown is not None else ".")
     as_file = param.name == "calibration_file"  # a hint is checked as calibrate's file, else as a folder (h37a 7)
     if text == "-":  # by convention standard output, which --out never is: a folder (or file) named '-' (h16b 13h)
         kind = "file" if param.name == "calibration_file" else "folder"
@@ -84,8 +87,11 @@ def _out_checks(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
                         (f"Write it unquoted (--out {unquoted}), or give the path itself." if unquoted else
                          "Give the path itself."), ctx)
     if (m := UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
+        # a command substitution's result cannot be known here and running it is the risk: never "unquote" it (h41a N19)
+        command = m.group().startswith(("$(", "`"))
         raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "
-                        "would be part of a folder's name. Write it unquoted, or give the path itself.", ctx)
+                        "would be part of a folder's name. "
+                        + ("Give the path itself." if command else "Write it unquoted, or give the path itself."), ctx)
     from planner.core.outpath import unsafe_path_char, utf8_reading, without_piece, without_unsafe
 
     found = unsafe_path_char(text)
@@ -133,12 +139,20 @@ def _hint(ctx: click.Context, meant: str | None, as_file: bool) -> str | None:
 
     fixed = settled(meant, file=as_file)
     plain = settled_path(meant, file=as_file) if fixed is not None else None
+    if plain is None and fixed is not None and isinstance(meant, str) and "$" in meant:
+        # a hint that keeps a variable ('--out "$V"'): judged as the path it expands to here (h41a N13)
+        expanded = os.path.expandvars(meant)
+        plain = expanded if "$" not in expanded else None
     if fixed is None or plain is None:
         return fixed
     root = ctx.find_root()
     argv = root.obj.get("argv") if isinstance(root.obj, dict) else None
     target = Path(os.path.expanduser(plain))
-    for word in argv or ():
+    words = list(argv or ())
+    for i, word in enumerate(words):
+        if word == "--out" or (isinstance(word, str) and word.startswith("--out=")) or \
+                (i > 0 and words[i - 1] == "--out"):
+            continue  # --out's own value is what is refused, no input ('/dev/fd/3' of a folder: h41a N5)
         value = word.split("=", 1)[1] if isinstance(word, str) and word.startswith("--") and "=" in word else word
         if not isinstance(value, str) or not value or value.startswith("-"):
             continue
@@ -152,6 +166,26 @@ def _hint(ctx: click.Context, meant: str | None, as_file: bool) -> str | None:
         except (OSError, ValueError):
             continue
     return fixed
+
+
+def _example(as_file: bool) -> str | None:
+    """An --out for a generic hint that the destination rules accept (planner.core.outhint.refused_destination):
+    ``reports`` (``./calibration.yaml`` for calibrate's file) in the current folder, else in the home folder, else
+    None (no example): never one refused when pasted, as in site-packages or the shipped catalog (h41a N10)."""
+    from planner.core.names import shell_word
+    from planner.core.outhint import refused_destination
+
+    name = "calibration.yaml" if as_file else "reports"
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = None
+    if here is not None and not refused_destination(os.path.join(here, name), file=as_file):
+        return f"./{name}" if as_file else name
+    home = os.path.expanduser("~")
+    if home != "~" and os.path.isabs(home) and not refused_destination(os.path.join(home, name), file=as_file):
+        return shell_word(os.path.join(home, name))
+    return None
 
 
 def _no_such_user(word: str) -> bool:

@@ -23,6 +23,7 @@ Nothing here runs at import time; each call reads ``sys.path`` and the file syst
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -141,12 +142,36 @@ def interpreter_files() -> list[str]:
                   if isinstance(libdir, str) and sysconfig.get_config_var(k)]
     except (OSError, ValueError, TypeError):
         pass
+    names += mapped_libpython()
     found = []
     for name in names:
         if isinstance(name, str) and name:
             real = os.path.realpath(name)
             if os.path.isfile(real) and real not in found:
                 found.append(real)
+    return found
+
+
+def mapped_libpython(maps: str = "/proc/self/maps") -> list[str]:
+    """The Python shared libraries (``libpython3.11.so.1.0``) mapped into this process, as the kernel lists
+    them in ``/proc/self/maps`` (proc(5): the path is the sixth field, after the address, permissions,
+    offset, device and inode; a file removed since it was mapped ends in `` (deleted)`` and is left out). The
+    library actually loaded can differ from sysconfig's build-time LIBDIR (``LD_LIBRARY_PATH``, a relocated
+    interpreter: h41a N2). An empty list where the file cannot be read (not Linux, a statically linked
+    interpreter); raises nothing."""
+    try:
+        with open(maps, encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except (OSError, ValueError):
+        return []
+    found: list[str] = []
+    for line in lines:
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or not fields[5].startswith("/") or fields[5].endswith(" (deleted)"):
+            continue
+        name = fields[5]
+        if re.match(r"libpython\d[\d.]*[a-z]*\.so", os.path.basename(name)) and name not in found:
+            found.append(name)
     return found
 
 

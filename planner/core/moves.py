@@ -48,7 +48,8 @@ class Changed(Exception):
         self.name = name
         self.created = created
         #: what came out instead: "edit" (other bytes), "unreadable" (a chmod took planner's read permission),
-        #: "kind" (a folder, a link or a pipe)
+        #: "kind" (a folder, a link or a pipe); after the moves also "late", "replaced", "gone" and "linked"
+        #: (a second name made by another program, h41a N14)
         self.what = what
 
 
@@ -362,14 +363,17 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
             raise OutputError(f"{rs.out}: cannot move the reports into place ({why}), and putting the previous "
                               f"set back failed too ({getattr(again, 'strerror', None) or again}); "
                               f"{_where_now(rs, moves)} Check the directory and run again.") from None
+        if isinstance(exc, Changed) and exc.what in ("replaced", "late", "linked"):  # in staging now, said as it is
+            kind = _late_kind(rs, exc.name)  # (h38a 1, 2: a file renamed over it, or one removed)
+            exc.what = "linked" if kind == "late" and exc.what == "linked" else kind
         kept = ""
         if moves.saved or moves.late:  # a save made meanwhile, or a new report another program wrote into: kept
             _keep(rs, mark)
-            kept = _saved_text(rs, moves, digests, exc.name if isinstance(exc, Changed) else None)
+            # the report the line names as kept is not listed again among the new ones (h41a N14)
+            named = exc.name if isinstance(exc, Changed) and exc.what in ("late", "linked") else None
+            kept = _saved_text(rs, moves, digests, exc.name if isinstance(exc, Changed) else None, named)
         kept += "".join(f" {note}" for note in moves.notes)  # a permission change carried onto the set put back
-        if isinstance(exc, Changed) and exc.what in ("replaced", "late"):  # what is in staging now, said as it is
-            exc.what = _late_kind(rs, exc.name)  # (h38a 1, 2: a file renamed over it, or one removed)
-        back = _put_back(manifest)
+        back = _put_back(manifest, getattr(rs, "set_name", None))
         if isinstance(exc, Changed) and exc.what == "gone":
             raise OutputError(f"{rs.out / exc.name}: another program removed planner's new report just after planner "
                               f"placed it; {back}: nothing was replaced. Check what writes there and run again."
@@ -379,6 +383,11 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
                               f"planner's new report) just after planner placed it; {back}, and that other file is "
                               f"now in {rs._staging}: nothing was replaced. Check what writes there and run again."
                               + kept) from None
+        if isinstance(exc, Changed) and exc.what == "linked":  # same bytes, a second name made by another program
+            raise OutputError(f"{rs.out / exc.name}: planner's new report was given a second name (a hard link) by "
+                              "another program just after planner placed it, through which that program could "
+                              f"change it later; it is kept in {rs._staging}, and {back}: nothing was replaced. "
+                              "Check what links files there and run again." + kept) from None
         if isinstance(exc, Changed) and exc.what == "late":
             raise OutputError(f"{rs.out / exc.name}: planner's new report was changed by another program after planner "
                               "checked it (written into at this name just after planner placed it, through a "
@@ -386,8 +395,9 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
                               f"{rs._staging}, and {back}: nothing was replaced. Check what opens files there "
                               "(fuser -v, lsof) and run again." + kept) from None
         if isinstance(exc, Changed) and exc.created:
+            was = "the previous set as it was" if back.startswith("the previous") else back
             raise OutputError(f"{rs.out / exc.name}: was created while planner was writing the reports (by another "
-                              f"program); it was left as it is, and {'the previous set as it was' if manifest else back}: nothing was "
+                              f"program); it was left as it is, and {was}: nothing was "
                               "replaced. Move the file away (or give another --out) and run again." + kept) from None
         if isinstance(exc, Changed) and exc.what == "unreadable":
             raise OutputError(f"{rs.out / exc.name}: its permissions were changed while planner was replacing it, so "
@@ -411,21 +421,28 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         if isinstance(exc, OSError) and moves.current is not None:  # the file that could not move, named
             name, what = moves.current
             hint = " (an immutable or append-only attribute: lsattr)" if exc.errno == errno.EPERM else ""
-            raise OutputError(f"{rs.out / name}: {what} ({why}); {_put_back(manifest)}. Check "
+            raise OutputError(f"{rs.out / name}: {what} ({why}); {back}. Check "
                               f"that file{hint} and the directory, and run again." + kept) from None
-        raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); {_put_back(manifest)}. Check the "
+        raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); {back}. Check the "
                           "directory and run again." + kept) from None
     _recheck_gained(rs, removed, moves)
     rs.previous = [step for step in moves.steps if step[2] is not None]  # for finish_removal
     return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]
 
 
-def _put_back(manifest: dict[str, dict]) -> str:
+def _put_back(manifest: dict[str, dict], set_name: str | None = None) -> str:
     """How the folder was left once the moves were undone, for an error line: "the previous set was put back as it
-    was" where the folder held a set of planner's (``manifest``, read before the moves, lists files), else "the new
-    reports were taken out again (the folder held no earlier set)": no set to put back (h39a m4)."""
-    if manifest:
+    was" where the folder held an earlier set of this run's scenario (``manifest``, read before the moves, lists
+    files of ``set_name``; None: any set counts), else "the new reports were taken out again" with why there was no
+    set to put back: the folder held none (h39a m4), or only other scenarios' sets, left as they were (h41a N11)."""
+    from planner.core.names import same_spelling
+
+    sets = [entry.get("set") for entry in manifest.values() if isinstance(entry, dict)]
+    if manifest and (set_name is None or any(isinstance(s, str) and same_spelling(s, set_name) for s in sets)):
         return "the previous set was put back as it was"
+    if manifest:
+        return ("the new reports were taken out again (the folder held no earlier set of this scenario; the other "
+                "scenarios' reports there were left as they were)")
     return "the new reports were taken out again (the folder held no earlier set)"
 
 
@@ -460,13 +477,15 @@ def _recheck_new(rs: Any, moves: _Moves) -> None:
             what = "changed"
         if what is not None:
             moves.late.add(name)
-            raise Changed(name, what="replaced" if what == "replaced" else "late")
+            raise Changed(name, what=what if what in ("replaced", "linked") else "late")
 
 
-def _saved_text(rs: Any, moves: _Moves, digests: dict[str, str], changed: str | None) -> str:
+def _saved_text(rs: Any, moves: _Moves, digests: dict[str, str], changed: str | None,
+                named: str | None = None) -> str:
     """Where each file is when undoing the moves met a file saved meanwhile (:attr:`_Moves.saved`: the staging
     folder is kept), for the error line: the saved one and the one planner moved, and planner's new reports left
-    in the staging folder. ``changed``: the name whose change stopped the moves (None: another failure)."""
+    in the staging folder. ``changed``: the name whose change stopped the moves (None: another failure);
+    ``named``: a new report the line already names as kept in the staging folder, not listed again."""
     said = []
     for name, where in moves.saved:
         if name in moves.displaced:
@@ -475,7 +494,7 @@ def _saved_text(rs: Any, moves: _Moves, digests: dict[str, str], changed: str | 
                         f"in {where}.")
         else:
             said.append(f"Another file that took the name {name} meanwhile is kept in {where}.")
-    new = [n for n in rs._names if _sha256(rs._staging / n) == digests.get(n)]
+    new = [n for n in rs._names if n != named and _sha256(rs._staging / n) == digests.get(n)]
     if new:
         said.append(f"Planner's new {', '.join(new)} of this run {'is' if len(new) == 1 else 'are'} in "
                     f"{rs._staging} too.")

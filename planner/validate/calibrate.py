@@ -86,7 +86,7 @@ def refuse_relative_xdg(env: dict[str, str] | None = None, *, writing: bool = Fa
         InputError: one line naming the variable, its value and what to do.
     """
     from planner.core.errors import InputError
-    from planner.core.names import escape_unsafe, shell_word
+    from planner.core.names import escape_unsafe
 
     value = dict(os.environ if env is None else env).get("XDG_CONFIG_HOME", "")
     if not value or os.path.isabs(value):
@@ -94,10 +94,35 @@ def refuse_relative_xdg(env: dict[str, str] | None = None, *, writing: bool = Fa
     where = default_path(env)
     instead = f" ({escape_unsafe(str(where))})" if where is not None else ""
     verb = "write the calibration into" if writing else "read"
+    hinted = _xdg_hint(value)
     raise InputError(f"XDG_CONFIG_HOME is {escape_unsafe(repr(value))}, a relative path, which the XDG Base Directory "
                      f"Specification says to ignore, so planner would {verb} the default calibration file under "
-                     f"~/.config{instead} instead, without a word. Set it to an absolute path "
-                     f'(XDG_CONFIG_HOME="$PWD"/{shell_word(value)}), or unset it.')
+                     f"~/.config{instead} instead, without a word. Set it to an absolute path"
+                     + (f" (XDG_CONFIG_HOME={hinted})" if hinted else "") + ", or unset it.")
+
+
+def _xdg_hint(value: str) -> str | None:
+    """The absolute XDG_CONFIG_HOME a relative ``value`` may have meant, as a shell word to paste, or None where
+    none is told or the calibration file it gives would be refused as a destination (planner.core.outhint.
+    refused_destination: site-packages, the shipped catalog...; h41a N4): '~/cfg' as ``"$HOME"/cfg`` (a quoted
+    '~' the shell left), a blank value none, anything else under the current folder, ``"$PWD"/rel``."""
+    from planner.core.names import shell_word
+    from planner.core.outhint import refused_destination
+
+    if not value.strip() or value != value.strip():
+        return None  # ' ': a folder named blank is no path meant
+    if value == "~" or value.startswith("~/"):
+        base, rest, shown = os.path.expanduser("~"), value[2:], '"$HOME"'
+    elif value.startswith("~"):
+        return None  # '~user/x': another user's home, not told here
+    else:
+        base, rest, shown = os.getcwd() if os.path.isdir(".") else "", value, '"$PWD"'
+    if not base or not os.path.isabs(base):
+        return None
+    target = os.path.join(base, rest, "planner", "calibration.yaml")
+    if refused_destination(target, file=True):
+        return None
+    return f"{shown}/{shell_word(rest)}" if rest else shown
 
 
 def _password_home() -> str:
@@ -134,8 +159,8 @@ def save_path(given: Path | None, env: dict[str, str] | None = None) -> Path:
     path = given if given is not None else default_path(env)
     if path is None:
         raise OutputError(NO_HOME + ".")
+    refuse_linked(path)  # a link to a file (another set's manifest too) said as a link, not a folder's name (h41a N6)
     refuse_bookkeeping_name(path.parent, file_name=path.name)
-    refuse_linked(path)
     return path
 
 

@@ -115,3 +115,29 @@ def test_a_letter_drawn_like_a_slash_is_a_names_own() -> None:
     from planner.core.outpath import out_path_problem
 
     assert out_path_problem("o\u30cex") is None  # Katakana NO: a Japanese folder name
+
+
+@pytest.mark.parametrize("name, runs", [("sitecustomize.py", True), ("sitecustomize", True),
+                                        ("usercustomize.cpython-311-x86_64-linux-gnu.so", True), ("x.pth", True),
+                                        ("sitecustomize.yaml", False), ("usercustomize.txt", False)])
+def test_a_start_up_name_is_a_module_or_package_only(name: str, runs: bool) -> None:
+    # h42a m3: 'sitecustomize.yaml' was said to be "a name Python runs at every start"; no import reads it
+    from planner.core.importpath import startup_name
+
+    assert startup_name(name) is runs
+
+
+def test_a_stop_signal_python_wrapped_is_said_as_a_stop_not_a_bug() -> None:
+    # h42a N4: SIGTERM during a lazy import came out as 'internal error (RuntimeError: Error calling __set_name__ ...)'
+    from planner.cli.common import _interrupted_within
+    from planner.core.interrupt import Interrupted
+
+    stop = Interrupted(15)
+    try:
+        try:
+            raise stop
+        except Interrupted as exc:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from exc
+    except RuntimeError as wrapped:
+        assert _interrupted_within(wrapped) is stop
+    assert _interrupted_within(ValueError("x")) is None

@@ -571,10 +571,28 @@ def handle_errors(fn):
         except Exception as exc:  # noqa: BLE001 - the last line of defence, no traceback for users
             if debug:
                 raise
+            stop = _interrupted_within(exc)
+            if stop is not None:  # a stop signal Python wrapped (a RuntimeError from __set_name__ during an import,
+                raise stop from None  # h42a N4): the stop it is, said by the command line's own handler
             _fail(f"internal error ({type(exc).__name__}: {exc}). This is a bug in planner; "
                   f"rerun with --debug and report the traceback.", 2)
 
     return wrapper
+
+
+def _interrupted_within(exc: BaseException) -> BaseException | None:
+    """The :class:`planner.core.interrupt.Interrupted` (or KeyboardInterrupt) that ``exc`` was raised from or during
+    (its ``__cause__``/``__context__`` chain, a few links deep), else None."""
+    from planner.core.interrupt import Interrupted
+
+    seen = exc.__cause__ or exc.__context__
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, (Interrupted, KeyboardInterrupt)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 class LineError(click.UsageError):

@@ -219,7 +219,14 @@ def startup_name(name: str) -> bool:
     """Whether a file or folder named ``name`` in a folder on the module search path is one Python runs or reads at
     every start (Python documentation, ``site``): a ``.pth`` file, or a ``sitecustomize``/``usercustomize`` module
     or package (any suffix: .py, .pyc, a folder)."""
-    return name.endswith(".pth") or name.split(".")[0] in ("sitecustomize", "usercustomize")
+    if name.endswith(".pth"):
+        return True
+    stem, dot, _rest = name.partition(".")
+    if stem not in ("sitecustomize", "usercustomize"):
+        return False
+    # a module or package only: 'sitecustomize.py', '.pyc', '.cpython-311-x86_64-linux-gnu.so', the folder; not a
+    # 'sitecustomize.yaml', which no import reads (h42a m3)
+    return not dot or ("." + name.rsplit(".", 1)[-1].lower()) in _MODULE_SUFFIXES
 
 
 def refuse_import_shadow(out_dir: Path | str, file_name: str | None = None) -> None:
@@ -247,7 +254,7 @@ def refuse_import_shadow(out_dir: Path | str, file_name: str | None = None) -> N
             raise DestinationError(f"{Path(out_dir) / file_name}: is not named as a YAML file (.yaml or .yml), and a "
                                    "calibration file is YAML; a file of another name can be taken for something else "
                                    "where it lands (a package's __init__.py, a shared library such as libm.so.6 in the "
-                                   "interpreter's library folder: h41a N3, N15). Give it a .yaml name, e.g. --out "
+                                   "interpreter's library folder). Give it a .yaml name, e.g. --out "
                                    f"{Path(out_dir) / 'calibration.yaml'}.")
     out = _real(out_dir)
     if out is None:

@@ -15,8 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 QLORA = ROOT / "scenarios" / "qlora-7b-12gb.yaml"
-FILE_TOO_LARGE = ("Error: cannot write the output (File too large). Check where standard output goes: a full "
-                  "disk, a file opened read-only or a closed terminal.")
+# the file-size limit said as what stopped it (h41a N18: it was hinted as a full disk or a closed terminal)
+FILE_TOO_LARGE = ("Error: cannot write the output (File too large): the file-size limit ('ulimit -f') stopped it. "
+                  "Raise the limit and run again.")
 
 
 def _cli(*args: str, cwd: Path | None = None, shell: str | None = None):

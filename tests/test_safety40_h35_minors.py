@@ -377,7 +377,7 @@ def test_every_out_hint_pastes_into_bash_as_a_path_the_checks_take(tmp_path: Pat
 
     import click
 
-    from planner.cli.common import out_dir_option
+    from planner.cli.outopt import out_dir_option
     from planner.cli.plan import plan as plan_cmd
 
     monkeypatch.chdir(tmp_path)

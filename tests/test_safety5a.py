@@ -174,7 +174,7 @@ def test_a_read_write_stdout_is_restored_after_a_failed_write(tmp_path: Path) ->
     r = _cli(shell="ulimit -f 1; planner estimate --model llama-2-7b --task infer --context 2048 1<>f.txt",
              cwd=tmp_path)
     assert r.returncode == 2, r.stderr
-    assert r.stderr.startswith("Error: cannot write the output (File too large)."), r.stderr
+    assert r.stderr.startswith("Error: cannot write the output (File too large): the file-size limit"), r.stderr
     assert f.read_bytes() == original
 
 

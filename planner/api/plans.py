@@ -461,10 +461,8 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     if out is None and format is not None:
         raise InputError("format= names the reports to write into out=, and no out= is given", entry="format",
                          hint="Give out=DIR as well, or leave format= out (plan() writes nothing by default).")
-    # the overlay as given (a plain str or Path: a PathLike's __fspath__ is read once, by catalog_of) is an input
-    # an out= hint never names (h41a N13)
-    overlay = (catalog,) if type(catalog) is str or isinstance(catalog, Path) else ()
-    out, given = resolved_out(out_of(out, overlay))  # a path (joined to the current folder now, once: every step goes by it)
+    # out joined to the current folder now, once; the overlay given (str, Path) is an input no hint names (h41a N13)
+    out, given = resolved_out(out_of(out, (catalog,) if type(catalog) is str or isinstance(catalog, Path) else ()))
     formats = report_formats(format, api=True) if format is not None else DEFAULT_FORMATS
     top = top_of(top)
     cat = catalog_of(catalog)

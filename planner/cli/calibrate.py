@@ -224,6 +224,10 @@ def refuse_catalog_name(path: Path, catalog_dir: str | None) -> None:
         return
     example = Path.home() / "calibration.yaml" if here else Path("calibration.yaml")
     if itself and not given:
+        from planner.core.destinations import written_set
+
+        if written_set(path) is not None:
+            return  # a cloud.yaml planner wrote: said below with the set that wrote it
         raise DestinationError(f"{escape_unsafe(str(path))}: is a catalog file of an overlay folder, not a calibration "
                                "file: calibrate would read it as one and replace it, and every later run reading that "
                                f"folder as an overlay would fail. Give a file outside it, e.g. "

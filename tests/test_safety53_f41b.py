@@ -1,0 +1,63 @@
+"""Hostile pass 41 (tester B, report h41b): import-skypilot rows.
+
+m1: Azure '_Promo' sizes named with SkyPilot's own name of the base size's GPU (A100-80GB, H100) were left out
+"form factor not told", and an ND '_Promo' size got that reason rather than the ND count rule; an unknown suffix
+('_Promo2') was read as the base size without a word.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.sky_helpers import vms_csv
+
+from planner.catalog.skypilot import import_file
+
+AZURE_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,Generation"
+
+
+def _one(tmp_path: Path, row: str) -> tuple[list[str], str]:
+    result = import_file(vms_csv(tmp_path, "azure", AZURE_HEADER, row))
+    return [r.gpu for r in result.rows], " ".join(" ".join(result.skipped.values()).split())
+
+
+@pytest.mark.parametrize("row, gpu", [
+    # the base size Standard_NC24ads_A100_v4 carries one A100 80GB PCIe (aliases._AZURE_A100_PCIE): so its _Promo
+    ("Standard_NC24ads_A100_v4_Promo,A100-80GB,1,24,220,,3.0,,eastus,V2", "a100-80gb-pcie"),
+    # the base size Standard_ND96isr_H100_v5 is SXM x8 (aliases._AZURE_SXM); 'H100' stands for three boards
+    ("Standard_ND96isr_H100_v5_Promo,H100,8,96,1900,,90,,eastus,V2", "h100-sxm"),
+    # any case of the suffix: Azure's size names are case-blind
+    ("Standard_NC24ads_A100_v4_PROMO,A100-80GB,1,24,220,,3.0,,eastus,V2", "a100-80gb-pcie"),
+])
+def test_m1_promo_size_held_as_its_base_size(tmp_path: Path, row: str, gpu: str) -> None:
+    gpus, why = _one(tmp_path, row)
+    assert gpus == [gpu], why
+
+
+def test_m1_nd_promo_gets_the_nd_count_rule(tmp_path: Path) -> None:
+    # Standard_ND96asr_v4 carries 8 A100 40GB (_AZURE_COUNTS): x4 is refused by count, not by form factor
+    gpus, why = _one(tmp_path, "Standard_ND96asr_v4_Promo,A100,4,96,900,,30,,eastus,V2")
+    assert gpus == []
+    assert "carries 8 GPUs, but AcceleratorCount gives 'A100' x4" in why
+    assert "form factor" not in why
+
+
+def test_m1_nd_promo_of_the_right_count_written(tmp_path: Path) -> None:
+    # the same size x8: SkyPilot's 'A100' is the 40 GB card, ND sizes are SXM -> a100-40gb-sxm
+    gpus, why = _one(tmp_path, "Standard_ND96asr_v4_Promo,A100,8,96,900,,30,,eastus,V2")
+    assert gpus == ["a100-40gb-sxm"], why
+
+
+def test_m1_unknown_suffix_refused_and_named(tmp_path: Path) -> None:
+    # '_Promo2' is no suffix Azure writes: the base size Standard_NC8as_T4_v3 was taken silently before
+    gpus, why = _one(tmp_path, "Standard_NC8as_T4_v3_Promo2,T4,1,8,56,,1,,eastus,V2")
+    assert gpus == []
+    assert "ends in '_Promo2'" in why
+
+
+def test_m1_base_size_still_written(tmp_path: Path) -> None:
+    # control: the base size without a suffix is written as before (NC4as T4 v3 carries one T4)
+    gpus, why = _one(tmp_path, "Standard_NC8as_T4_v3,T4,1,8,56,,1,,eastus,V2")
+    assert gpus == ["t4"], why

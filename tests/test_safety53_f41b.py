@@ -61,3 +61,24 @@ def test_m1_base_size_still_written(tmp_path: Path) -> None:
     # control: the base size without a suffix is written as before (NC4as T4 v3 carries one T4)
     gpus, why = _one(tmp_path, "Standard_NC8as_T4_v3,T4,1,8,56,,1,,eastus,V2")
     assert gpus == ["t4"], why
+
+
+# --- m2: UTF-16 of astral characters named with the right byte order ------------------------------------------
+
+@pytest.mark.parametrize("text", ["\U0001d400\U0001d401\U0001d402\n", "\U0001f600\U0001f600\U0001f600\n\U0001f600\n"])
+@pytest.mark.parametrize("codec, iconv", [("utf-16-be", "UTF-16BE"), ("utf-16-le", "UTF-16LE")])
+def test_m2_astral_utf16_named_in_its_own_order(text: str, codec: str, iconv: str) -> None:
+    from planner.core.infile import unicode_form
+    # U+1D400 is D835 DC00 and U+1F600 D83D DE00: the low surrogate's 00 byte looked like ASCII of the other order.
+    # Read in the wrong order the line feed is U+0A00 (unassigned), so the right order has fewer odd characters.
+    form = unicode_form(text.encode(codec))
+    assert form is not None and form[1] == iconv, form
+
+
+def test_m2_resave_hint_reads_back_the_text() -> None:
+    from planner.core.infile import resave_problem
+    data = "\U0001d400\U0001d401\U0001d402\n".encode("utf-16-be")
+    said = resave_problem(data)
+    assert said is not None
+    # the iconv the hint prints (-f UTF-16BE) must give back the text, not mojibake
+    assert "iconv -f UTF-16BE" in said[2]

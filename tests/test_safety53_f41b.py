@@ -82,3 +82,45 @@ def test_m2_resave_hint_reads_back_the_text() -> None:
     assert said is not None
     # the iconv the hint prints (-f UTF-16BE) must give back the text, not mojibake
     assert "iconv -f UTF-16BE" in said[2]
+
+
+# --- m5: GpuInfo keys that are lookalikes of SkyPilot's -------------------------------------------------------
+
+AWS_ROW = "g5.xlarge,A10G,1,4,16,{},1.006,,us-east-1,us-east-1a,x86_64"
+
+
+def _aws_info(inner: str, top: str = "'TotalGpuMemoryInMiB': 24576") -> str:
+    return '"' + "{'Gpus': [{" + inner + "}], " + top + "}" + '"'
+
+
+@pytest.mark.parametrize("gpu_info, said", [
+    # ZERO WIDTH SPACE inside 'Name' beside the real 'Name': a second GPU name (B200) the row would carry silently
+    (_aws_info("'Name': 'A10G', 'Na\u200bme': 'B200', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}"),
+     "names the key 'Name' twice in one dict"),
+    # CYRILLIC SMALL LETTER A for 'a' beside 'Name'
+    (_aws_info("'Name': 'A10G', 'N\u0430me': 'B200', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}"),
+     "names the key 'Name' twice in one dict"),
+    # a top-level total with a zero width space beside the real one
+    (_aws_info("'Name': 'A10G', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}",
+               "'TotalGpuMemoryInMiB': 24576, 'Tota\u200blGpuMemoryInMiB': 1"),
+     "names the key 'TotalGpuMemoryInMiB' twice in one dict"),
+    # CYRILLIC SMALL LETTER IE alone (no real 'Name' beside it): a lookalike of SkyPilot's key, named
+    (_aws_info("'Nam\u0435': 'A10G', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}"),
+     "U+0435 CYRILLIC SMALL LETTER IE), a lookalike of SkyPilot's key 'Name'"),
+])
+def test_m5_lookalike_gpu_info_keys_leave_the_row_out(tmp_path: Path, gpu_info: str, said: str) -> None:
+    from tests.sky_helpers import aws_csv
+
+    result = import_file(aws_csv(tmp_path, AWS_ROW.format(gpu_info)))
+    why = " ".join(" ".join(result.skipped.values()).split())
+    assert [r.instance for r in result.rows] == []
+    assert said in why
+
+
+def test_m5_plain_gpu_info_still_written(tmp_path: Path) -> None:
+    from tests.sky_helpers import aws_csv
+
+    # control: SkyPilot's own keys in ASCII, no twin -> the row is written (A10G x1, 24576 MiB = 24 GiB)
+    info = _aws_info("'Name': 'A10G', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}")
+    result = import_file(aws_csv(tmp_path, AWS_ROW.format(info)))
+    assert [r.instance for r in result.rows] == ["g5.xlarge"], result.skipped

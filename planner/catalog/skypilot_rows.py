@@ -515,7 +515,9 @@ def _repeated_key(info: str) -> str | None:
     """Why a GpuInfo text repeats a key in one dict, at any depth (None: it does not, or it is no Python literal):
     the same key twice (``'Name': 'H100', 'Name': 'A10G'``), which Python's dict literal reads as its last value
     only, so the verdict would hang on which comes last (h40b N4), or two keys that differ only in blanks or in
-    characters NFKC folds (``'Gpus '``, fullwidth ``'\uff27pus'`` beside ``'Gpus'``: a second GPU list). The EC2
+    characters NFKC folds (``'Gpus '``, fullwidth ``'\uff27pus'`` beside ``'Gpus'``: a second GPU list), format
+    characters or confusables (:func:`_key_fold`); or a key outside ASCII that is a lookalike of one SkyPilot writes
+    (:data:`_INFO_KEYS`: Cyrillic ``'N\u0430me'``). The EC2
     API's GpuInfo, which SkyPilot writes as it is (fetch_aws.py ``get_acc_info``), never repeats a key. Keys
     differing only in case are :func:`_info_gpus`' (its own wording)."""
     import ast
@@ -532,14 +534,32 @@ def _repeated_key(info: str) -> str | None:
             if key in keys[:i]:
                 return (f"names the key {_quoted(key)} twice in one dict, of which Python keeps the last value only: "
                         "the GpuInfo contradicts itself")
-            fold_ = unicodedata.normalize("NFKC", key).strip().lower()
-            twin = next((k for k in keys[:i] if unicodedata.normalize("NFKC", k).strip().lower() == fold_
-                         and k.lower() != key.lower()), None)
+            fold_ = _key_fold(key)
+            twin = next((k for k in keys[:i] if _key_fold(k) == fold_ and k.lower() != key.lower()), None)
             if twin is not None:
                 return (f"names the key {_quoted(twin)} twice in one dict, once as {_quoted(key)}"
                         f"{' (' + _first_foreign(key) + ')' if not key.isascii() else ''}: the GpuInfo contradicts "
                         "itself")
+            own = next((k for k in _INFO_KEYS if _key_fold(k) == fold_), None)
+            if own is not None and not key.isascii():  # h41b m5: 'N\u0430me' alone, a lookalike of 'Name'
+                return (f"names the key {_quoted(key)} ({_first_foreign(key)}), a lookalike of SkyPilot's key "
+                        f"{_quoted(own)}: write {_quoted(own)} in plain ASCII")
     return None
+
+
+#: The keys of the GpuInfo SkyPilot writes (the EC2 API's GpuInfo, fetch_aws.py ``get_acc_info``; the other
+#: fetchers write the same shape).
+_INFO_KEYS = ("Gpus", "Name", "Manufacturer", "Count", "MemoryInfo", "SizeInMiB", "TotalGpuMemoryInMiB")
+
+
+def _key_fold(key: str) -> str:
+    """A GpuInfo key as compared for twins: NFKC, its format characters (zero width space and other Cf) and blanks
+    dropped, each confusable character as its ASCII prototype (UTS #39 skeleton, :func:`planner.core.lookalike.
+    skeleton`), lower case (h41b m5: 'Na\u200bme' and Cyrillic 'N\u0430me' beside 'Name' were not twins)."""
+    from planner.core.lookalike import skeleton
+
+    kept = "".join(c for c in unicodedata.normalize("NFKC", key) if unicodedata.category(c) != "Cf" and not c.isspace())
+    return unicodedata.normalize("NFC", skeleton(kept)).lower()
 
 
 def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | str:

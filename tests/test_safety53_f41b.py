@@ -124,3 +124,28 @@ def test_m5_plain_gpu_info_still_written(tmp_path: Path) -> None:
     info = _aws_info("'Name': 'A10G', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}")
     result = import_file(aws_csv(tmp_path, AWS_ROW.format(info)))
     assert [r.instance for r in result.rows] == ["g5.xlarge"], result.skipped
+
+
+# --- m9: a GpuInfo Count not whole as written -----------------------------------------------------------------
+
+LAMBDA_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice"
+
+
+def _lambda_row(count: str) -> str:
+    info = ('"' + "{'Gpus': [{'Name': 'A10', 'Manufacturer': 'NVIDIA', 'Count': " + count
+            + ", 'MemoryInfo': {'SizeInMiB': 24576}}], 'TotalGpuMemoryInMiB': 24576}" + '"')
+    return f"gpu_4x_a10,A10,4.0,120,800,3.0,us-east-1,{info},"
+
+
+def test_m9_gpu_info_count_not_whole_as_written_refused(tmp_path: Path) -> None:
+    # 3.9999999999999999 is float 4.0 but not whole by its digits, as AcceleratorCount '3.9999999999999999' is refused
+    result = import_file(vms_csv(tmp_path, "lambda", LAMBDA_HEADER, _lambda_row("3.9999999999999999")))
+    why = " ".join(" ".join(result.skipped.values()).split())
+    assert result.rows == []
+    assert "gives Count '3.9999999999999999', not a whole number as written" in why
+
+
+def test_m9_gpu_info_count_whole_float_written(tmp_path: Path) -> None:
+    # control: SkyPilot's Lambda fetcher writes the count as a float, 4.0: whole, the row is written (a10 x4)
+    result = import_file(vms_csv(tmp_path, "lambda", LAMBDA_HEADER, _lambda_row("4.0")))
+    assert [r.gpu for r in result.rows] == ["a10"], result.skipped

@@ -547,6 +547,32 @@ def _repeated_key(info: str) -> str | None:
     return None
 
 
+def _count_written_not_whole(info: str) -> str | None:
+    """Why a GpuInfo's ``Count`` is not a whole number as written (``3.9999999999999999``, which Python reads as the
+    float 4.0), judged by its digits as an AcceleratorCount is (:func:`planner.catalog.skypilot_csv.is_whole`; h41b
+    m9: the two readers of one number disagreed); None: every Count is whole as written, or the text is no Python
+    literal."""
+    import ast
+
+    text = info.strip()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        for key, value in zip(node.keys, node.values):
+            if not (isinstance(key, ast.Constant) and key.value == "Count" and isinstance(value, ast.Constant)
+                    and isinstance(value.value, float) and value.value.is_integer()):  # 1.5: said by the reader
+                continue
+            raw = ast.get_source_segment(text, value) or ""
+            if raw and not is_whole(raw):
+                return (f"gives Count {_quoted(raw)}, not a whole number as written (Python reads it as "
+                        f"{value.value!r}): a GPU count is whole")
+    return None
+
+
 #: The keys of the GpuInfo SkyPilot writes (the EC2 API's GpuInfo, fetch_aws.py ``get_acc_info``; the other
 #: fetchers write the same shape).
 _INFO_KEYS = ("Gpus", "Name", "Manufacturer", "Count", "MemoryInfo", "SizeInMiB", "TotalGpuMemoryInMiB")
@@ -578,8 +604,8 @@ def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | s
         return "names a key twice in different case (" + ", ".join(
             _quoted(str(k)) for k in d if lower.count(str(k).lower()) > 1) + "): the row names two GPUs"
 
-    repeated = _repeated_key(info)  # before literal_eval, which keeps a repeated key's last value only (h40b N4)
-    if repeated is not None:
+    repeated = _repeated_key(info) or _count_written_not_whole(info)  # before literal_eval, which keeps a
+    if repeated is not None:  # repeated key's last value only (h40b N4) and reads 3.9999999999999999 as 4.0
         return repeated
     try:
         data = ast.literal_eval(info.strip())

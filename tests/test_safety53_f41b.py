@@ -149,3 +149,20 @@ def test_m9_gpu_info_count_whole_float_written(tmp_path: Path) -> None:
     # control: SkyPilot's Lambda fetcher writes the count as a float, 4.0: whole, the row is written (a10 x4)
     result = import_file(vms_csv(tmp_path, "lambda", LAMBDA_HEADER, _lambda_row("4.0")))
     assert [r.gpu for r in result.rows] == ["a10"], result.skipped
+
+
+# --- m6: non-ASCII digits in a number column named -------------------------------------------------------------
+
+GCP_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone"
+
+
+@pytest.mark.parametrize("vcpus, named", [
+    ("\uff112", "U+FF11 (FULLWIDTH DIGIT ONE)"),  # '１2': Python's float() reads it as 12, no vms.csv writes it
+    ("\u0661\u0662", "U+0661 (ARABIC-INDIC DIGIT ONE)"),
+])
+def test_m6_non_ascii_digit_named(tmp_path: Path, vcpus: str, named: str) -> None:
+    row = f"g2-standard-12,,,{vcpus},32,,0,0.1,us-central1,us-central1-a"
+    result = import_file(vms_csv(tmp_path, "gcp", GCP_HEADER, row))
+    why = " ".join(" ".join(result.skipped.values()).split())
+    assert result.rows == []
+    assert named in why and "ASCII digits" in why

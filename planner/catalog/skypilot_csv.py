@@ -582,7 +582,8 @@ def _not_in_number(raw: str) -> str | None:
     """What a numeric cell holds besides its number and ordinary spaces that a message must name (h25b N4), or
     None: a control, line-break, bidirectional or invisible character (planner.core.names.unsafe_problem: a tab,
     a vertical tab, a form feed, U+001C-U+001F and U+0085, which Python's ``str.strip()`` and ``float()`` read
-    past as white space), or a space other than U+0020 (U+00A0, U+3000), which no vms.csv writes."""
+    past as white space), or a space other than U+0020 (U+00A0, U+3000), which no vms.csv writes, or any other
+    character outside ASCII (a fullwidth or Arabic-Indic digit: h41b m6)."""
     why = unsafe_problem(raw)
     if why:
         return why
@@ -591,6 +592,11 @@ def _not_in_number(raw: str) -> str | None:
         from planner.core.names import char_name
 
         return f"holds {char_name(blank)}, a space other than an ordinary one (U+0020)"
+    other = next((c for c in raw if not c.isascii()), None)
+    if other is not None:  # h41b m6: fullwidth '１2', Arabic-Indic '١٢' were "not a number", the character unnamed
+        from planner.core.names import char_name
+
+        return f"holds {char_name(other)}, not an ASCII character: write the number in ASCII digits (0-9)"
     return None
 
 

@@ -166,3 +166,22 @@ def test_m6_non_ascii_digit_named(tmp_path: Path, vcpus: str, named: str) -> Non
     why = " ".join(" ".join(result.skipped.values()).split())
     assert result.rows == []
     assert named in why and "ASCII digits" in why
+
+
+# --- m4: a lookalike twin of a header column refuses the file, the character named -----------------------------
+
+@pytest.mark.parametrize("twin, named", [
+    ("\uff30rice", "U+FF30 (FULLWIDTH LATIN CAPITAL LETTER P)"),  # NFKC folds it to 'Price'
+    ("Spot\u200bPrice", "U+200B (ZERO WIDTH SPACE)"),  # a format character, drawn as nothing
+    ("Pr\u0456ce", "U+0456 (CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I)"),  # confusable with 'i'
+])
+def test_m4_lookalike_header_twin_refused(tmp_path: Path, twin: str, named: str) -> None:
+    from planner.catalog.skypilot_csv import ImportProblem
+
+    row = "gpu_1x_a10,A10,1.0,30,200,1.29,us-east-1,,,0.01"
+    path = vms_csv(tmp_path, "lambda", LAMBDA_HEADER + "," + twin, row)
+    with pytest.raises(ImportProblem) as err:
+        import_file(path)
+    said = str(err.value)
+    assert "twice, differing only in case or in a lookalike character" in said
+    assert named in said

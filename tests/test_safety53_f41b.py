@@ -185,3 +185,22 @@ def test_m4_lookalike_header_twin_refused(tmp_path: Path, twin: str, named: str)
     said = str(err.value)
     assert "twice, differing only in case or in a lookalike character" in said
     assert named in said
+
+
+# --- m3: counts not whole shown as the file writes them ------------------------------------------------------------
+
+@pytest.mark.parametrize("count, said", [
+    ("2.0e-1", "a fraction ('2.0e-1') of one A10G"),   # 0.2 by its float; the file's text is '2.0e-1'
+    ("0.5000", "a fraction ('0.5000') of one A10G"),
+    (".5", "a fraction ('.5') of one A10G"),
+    ("+1.5", "a count ('+1.5') of A10G GPUs"),
+    ("1.50", "a count ('1.50') of A10G GPUs"),
+    ("0.5", "a fraction (0.5) of one A10G"),  # the short form is the text itself: shown bare, as before
+])
+def test_m3_count_not_whole_shown_as_written(tmp_path: Path, count: str, said: str) -> None:
+    from tests.sky_helpers import aws_csv
+
+    result = import_file(aws_csv(tmp_path, f"g5.xlarge,A10G,{count},4,16,,1.006,,us-east-1,us-east-1a,x86_64"))
+    why = " ".join(" ".join(result.skipped.values()).split())
+    assert result.rows == []
+    assert said in why

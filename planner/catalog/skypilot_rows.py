@@ -376,9 +376,10 @@ def _row_gpus(provider: str, inst: str, raw: str, r: Mapping[str, str]) -> tuple
     given = _num(said) or 0.0
     if named and given > 0 and (given != int(given) or not is_whole(said)):
         # as written where the short form would read whole or another number (h40b m9: '0.9999999999999999' was
-        # shown as 1); above one it is no fraction of one GPU
+        # shown as 1), and as written wherever the short form is not the file's text (h41b m3: '2.0e-1', '0.5000',
+        # '.5', '+1.5' were shown as 0.2, 0.5, 1.5, not findable with grep); above one it is no fraction of one GPU
         short = f"{given:g}"
-        fraction = short if given != int(given) and float(short) == given else _quoted(said)
+        fraction = short if said == short else _quoted(said)
         from planner.core.units import written_decimal
 
         exact = written_decimal(said)

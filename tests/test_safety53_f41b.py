@@ -204,3 +204,22 @@ def test_m3_count_not_whole_shown_as_written(tmp_path: Path, count: str, said: s
     why = " ".join(" ".join(result.skipped.values()).split())
     assert result.rows == []
     assert said in why
+
+
+# --- m8: no guess for a region with nothing of a region --------------------------------------------------------
+
+@pytest.mark.parametrize("region, guess", [
+    ("=1+1", None),  # a spreadsheet formula: '1-1' was offered
+    ("us east 1", "did the file mean 'us-east-1'?"),  # control: a region written with blanks keeps its guess
+])
+def test_m8_region_guess_only_for_a_region_like_text(tmp_path: Path, region: str, guess: str | None) -> None:
+    from tests.sky_helpers import aws_csv
+
+    result = import_file(aws_csv(tmp_path, f"g5.xlarge,A10G,1,4,16,,1.006,,{region},use1-az1,x86_64"))
+    why = " ".join(" ".join(result.skipped.values()).split())
+    assert result.rows == []
+    assert "is no region name" in why
+    if guess is None:
+        assert "did the file mean" not in why
+    else:
+        assert guess in why

@@ -223,3 +223,18 @@ def test_m8_region_guess_only_for_a_region_like_text(tmp_path: Path, region: str
         assert "did the file mean" not in why
     else:
         assert guess in why
+
+
+# --- m7: a GCP VM row of a malformed region said so, not "no GPU row" -------------------------------------------
+
+def test_m7_gcp_vm_row_of_malformed_region(tmp_path: Path) -> None:
+    rows = ("g2-standard-4,,,4,16,,0.2,0.1,us central1,us-central1-a",
+            ",L4,1,,,,0.5,0.2,us-central1,us-central1-a",
+            "g2-standard-8,,,8,32,,0.3,0.1,us-central1,us-central1-a")
+    result = import_file(vms_csv(tmp_path, "gcp", GCP_HEADER, *rows))
+    # g2-standard-8 finds the L4 row of us-central1-a (0.3 + 0.5); g2-standard-4's region has a blank in it
+    assert [r.instance for r in result.rows] == ["g2-standard-8"]
+    why = " ".join(result.skipped["g2-standard-4"].split())
+    assert "the region 'us central1' is no region name" in why
+    assert "did the file mean 'us-central1'?" in why
+    assert "GPU row" not in why

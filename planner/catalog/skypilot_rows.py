@@ -18,7 +18,8 @@ from planner.catalog.aliases import (GCP_MACHINE_GPUS, aliases_by_lower, catalog
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted, is_whole
 from planner.catalog.skypilot_result import ImportResult
-from planner.catalog.skypilot_zones import _first_foreign, _region_problem, _zone_problem, fold, foreign_problem
+from planner.catalog.skypilot_zones import (_first_foreign, _malformed_region, _region_problem, _zone_problem, fold,
+                                           foreign_problem)
 
 #: The clouds whose instance types are all lower case: AWS ('g5.2xlarge', its EC2 API takes no other spelling) and
 #: Google Cloud ('a2-highgpu-1g'), as every row of SkyPilot's catalogs/v8 aws and gcp vms.csv writes them. Azure
@@ -258,7 +259,7 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
     meta: dict[str, tuple[str, int, int, float]] = {}
     lines: dict[str, str] = {}  # an instance type's first row
     gpu_rows = _gcp_gpu_rows(rows, result) if provider == "gcp" else {}
-    unpriced: dict[str, tuple[str, str, str]] = {}  # GCP: a machine type's first row whose zone has no GPU row
+    unpriced: dict[str, tuple[str, str, str, str]] = {}  # GCP: a machine type's first row whose zone has no GPU row
     first_rows: dict[str, Mapping[str, str]] = {}  # an instance type's first priced row, whose hardware the rest match
     for r in rows:
         raw = (r.get("InstanceType") or "").strip()
@@ -306,7 +307,8 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             # case-blind, as the rows are compared (h34b N3: 'a100', 'US-CENTRAL1' found no GPU row)
             g_row = gpu_rows.get((acc.lower(), count, fold(r["Region"].strip()), fold(zone)))
             if g_row is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3), else
-                unpriced.setdefault(inst, (r["_line"], f"{_quoted(acc)} x{count}", zone or r["Region"]))  # counted
+                unpriced.setdefault(inst, (r["_line"], f"{_quoted(acc)} x{count}", zone or r["Region"],  # counted
+                                           r["Region"].strip()))
                 result.no_gpu_row_lines.append(str(r["_line"]))
                 continue
             g_price, g_spot, g_texts, g_line = g_row
@@ -349,8 +351,11 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                                                 zone, price, spot, parts,
                                                 spot_parts, str(r["_line"]), price_text, spot_text, offer,
                                                 r["Region"].strip()))
-    for inst, (line, gpus, zone) in unpriced.items():
-        if inst not in zones and spelled[inst] not in result.skipped:
+    for inst, (line, gpus, zone, region) in unpriced.items():
+        if inst not in zones and spelled[inst] not in result.skipped and region.isascii() \
+                and re.search(r"[^A-Za-z0-9-]", region):  # h41b m7: 'us central1' was said to lack its GPU row
+            result.skipped[spelled[inst]] = f"line {line}: " + _malformed_region(region)
+        elif inst not in zones and spelled[inst] not in result.skipped:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
                                              "its other rows' zones, to add to the VM row's price")
     return zones, meta, lines

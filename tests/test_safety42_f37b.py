@@ -175,10 +175,12 @@ def test_azure_ncc_h100_is_the_nvl_and_an_unknown_size_is_left_out(tmp_path: Pat
                   "Standard_NC24ads_A100_v4_Promo,A100-80GB,1,24,220,,3.67,1.0,eastus,",
                   "Standard_ND96isr_H100_v5,H100,8,96,1900,,98.3,,eastus,")
     result = import_file(path)
-    # NCCads H100 v5 is the confidential twin of NCads H100 v5: an H100 NVL (it was h100-sxm); ND sizes are SXM
+    # NCCads H100 v5 is the confidential twin of NCads H100 v5: an H100 NVL (it was h100-sxm); ND sizes are SXM.
+    # A '_Promo' size is its base size (h41b m1, changed from "left out"): NC A100 v4 carries the A100 80GB PCIe
     assert {r.instance: r.gpu for r in result.rows} == {"Standard_NCC40ads_H100_v5": "h100-nvl",
-                                                        "Standard_ND96isr_H100_v5": "h100-sxm"}
-    for inst in ("Standard_NC40ads_H100_v5x", "Standard_NC24ads_A100_v4_Promo"):
+                                                        "Standard_ND96isr_H100_v5": "h100-sxm",
+                                                        "Standard_NC24ads_A100_v4_Promo": "a100-80gb-pcie"}
+    for inst in ("Standard_NC40ads_H100_v5x",):
         assert "form factor not told by the instance type" in result.skipped[inst], result.skipped
 
 

@@ -140,11 +140,18 @@ def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str
     if provider == "runpod" and name in ("A100-80GB", "H100"):  # SkyPilot's names of the PCIe cards (h36b N7:
         return "a100-80gb-pcie" if name == "A100-80GB" else "h100-pcie"  # an empty GpuInfo gave the SXM one)
     if provider == "azure":  # the board the instance type carries, where the row names that GPU (h35b N2: a row
+        instance = _azure_base(instance)
         if _AZURE_A100_PCIE.match(instance) and name.lower().startswith("a100"):  # naming T4 or H100 was written
             return "a100-80gb-pcie"  # as the A100 all the same)
         if _AZURE_H100_NVL.match(instance) and name.lower().startswith("h100"):
             return "h100-nvl"
     return GPU_ALIASES.get(name)
+
+
+def _azure_base(instance: str) -> str:
+    """An Azure size's name without a '_Promo' suffix (any case): Azure's promotional sizes carry the same hardware
+    as the size without it (h41b m1: 'Standard_NC24ads_A100_v4_Promo' named 'A100-80GB' was left out)."""
+    return re.sub(r"_promo$", "", instance.strip(), flags=re.IGNORECASE)
 
 
 def form_factor_unknown(provider: str, instance: str, accelerator: str) -> bool:
@@ -157,6 +164,7 @@ def form_factor_unknown(provider: str, instance: str, accelerator: str) -> bool:
     if name not in TWO_BOARD_NAMES or provider not in ("azure", "lambda"):
         return False
     if provider == "azure":
+        inst = _azure_base(inst)
         return not (_AZURE_A100_PCIE.match(inst) or _AZURE_H100_NVL.match(inst) or _AZURE_SXM.match(inst))
     boards = _lambda_boards(inst)
     if len(boards) > 1:  # a name of two forms tells neither (h38b m5: 'gpu_1x_h100_pcie_sxm' was PCIe)
@@ -354,6 +362,10 @@ def instance_gpu_problem(provider: str, instance: str, accelerator: str, count: 
         if m and m.group(2).lower() != acc:
             return f"the instance type {_quoted(instance)} names {_quoted(m.group(2))}, but AcceleratorName gives {_quoted(name)}"
     elif provider == "azure":
+        extra = re.search(r"_v\d+_(\w+)$", low)
+        if extra and extra.group(1) != "promo":  # h41b m1: 'Standard_NC8as_T4_v3_Promo2' was read as its base size
+            return (f"the instance type {_quoted(instance)} ends in {_quoted(inst[extra.start(1) - 1:])}, a suffix "
+                    "Azure's sizes do not carry ('_Promo' is the one known), so which size it is cannot be told")
         why = _azure_problem(instance, name)
         size = re.sub(r"_promo$", "", low)
         if why is None and size in _AZURE_FRACTIONS:
@@ -375,7 +387,7 @@ def _azure_problem(instance: str, accelerator: str) -> str | None:
     carries another board of that GPU than the AcceleratorName names (h39b N11: 'H100-NVL' on the SXM
     Standard_ND96isr_H100_v5, 'A100-80GB-SXM' on the PCIe NC A100 v4), or another A100 memory (h39b m6: 'A100', the
     40 GB card, on the 80 GB Standard_ND96amsr_A100_v4; 'A100-80GB' on the 40 GB Standard_ND96asr_v4)."""
-    inst, name = instance.strip(), accelerator.strip()
+    inst, name = _azure_base(instance), accelerator.strip()
     acc = name.lower()
     family = _azure_family_problem(instance, accelerator)
     if family is not None:

@@ -98,7 +98,7 @@ from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_CO
                                          _quoted, is_whole, read_rows)
 from planner.catalog.skypilot_rows import (LOWER_CASE_INSTANCES, OverlayGpuNames, _check_duplicates, _num, _row_gpu,
                                           _Zone, _zones, gpu_id, instance_key, spot_below)
-from planner.catalog.skypilot_zones import _first_foreign, region_problem, zone_region
+from planner.catalog.skypilot_zones import _first_foreign, _malformed_region, region_problem, zone_region
 from planner.catalog.skypilot_layout import (LAYOUTS, PROVIDERS, _check_columns, _check_layout, detect_provider,
                                             header_provider, unread_columns_note)
 from planner.catalog.skypilot_result import Imported, ImportResult
@@ -569,25 +569,6 @@ def _foreign_region(region: str) -> str:
         return f"the region {_quoted(region)} {why}"
     return (f"the region {_quoted(region)} holds {_first_foreign(region)}, not ASCII as the clouds' regions are (a "
             "lookalike of another region)")
-
-
-def _malformed_region(region: str) -> str:
-    """Why a region that is no region name (white space or punctuation in it: 'us east 4') is not imported, with
-    the name it may mean ('us-east-4'): the clouds name regions in letters, digits and '-' (us-east-1,
-    us-central1, eastus). One holding a control character (an ESC starting a terminal sequence, '\x1b[31mRED') is
-    said to hold it, the value as the file writes it, with no guess (h36b m9: '31mred' was offered)."""
-    import unicodedata
-
-    from planner.core.errors import char_name
-
-    ctrl = next((c for c in region if unicodedata.category(c) == "Cc"), None)
-    if ctrl is not None:
-        return (f"the region {_quoted(region)} holds {char_name(ctrl)}, a control character, which no region name "
-                "holds (the clouds write them in letters, digits and '-', e.g. us-east-1)")
-    guess = "-".join(p for p in re.split(r"[^A-Za-z0-9]+", region) if p)
-    hint = f"; did the file mean {guess!r}?" if guess else ""
-    return (f"the region {_quoted(region)} is no region name (the clouds write them in letters, digits and '-', "
-            f"e.g. us-east-1){hint}")
 
 
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],

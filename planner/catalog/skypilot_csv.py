@@ -360,12 +360,31 @@ def _check_header(path: Path, header: Sequence[str]) -> None:
         first[c] = i
     by_lower: dict[str, int] = {}
     for i, c in enumerate(header):  # 'AvailabilityZone' and 'availabilityzone': the second was ignored (h34b m2)
-        j = by_lower.setdefault(c.lower(), i)
+        j = by_lower.setdefault(_column_fold(c), i)
         if j != i and c:
+            odd = next((ch for ch in header[j] + c if not ch.isascii()), None)
+            if odd is None:
+                how = "in case"
+            else:  # h41b m4: fullwidth 'Ｐrice', 'Spot\u200bPrice' beside the column were "read for nothing"
+                from planner.core.errors import char_name
+
+                how = f"in case or in a lookalike character, {char_name(odd)},"
             raise ImportProblem(f"{path}: line 1: the header names column {_quoted(header[j])} twice, differing only "
-                                f"in case (columns {j + 1} and {i + 1}: {_quoted(c)}), so which one holds the value "
+                                f"{how} (columns {j + 1} and {i + 1}: {_quoted(c)}), so which one holds the value "
                                 "cannot be told", hint="Remove the column SkyPilot does not write, then import the "
                                                        "file again.")
+
+
+def _column_fold(name: str) -> str:
+    """A header column's name as compared for twins: NFKC, format characters (a zero width space) dropped, each
+    confusable character as its ASCII prototype (UTS #39 skeleton, planner.core.lookalike.skeleton), lower case:
+    'price', fullwidth 'Ｐrice' and 'Pri\u200bce' are twins of 'Price' (h34b m2, h41b m4)."""
+    import unicodedata
+
+    from planner.core.lookalike import skeleton
+
+    kept = "".join(c for c in unicodedata.normalize("NFKC", name) if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFC", skeleton(kept)).lower()
 
 
 #: The columns a vms.csv may have besides :data:`REQUIRED_COLUMNS` that the importer reads (its layouts,
@@ -582,7 +601,8 @@ def _not_in_number(raw: str) -> str | None:
     """What a numeric cell holds besides its number and ordinary spaces that a message must name (h25b N4), or
     None: a control, line-break, bidirectional or invisible character (planner.core.names.unsafe_problem: a tab,
     a vertical tab, a form feed, U+001C-U+001F and U+0085, which Python's ``str.strip()`` and ``float()`` read
-    past as white space), or a space other than U+0020 (U+00A0, U+3000), which no vms.csv writes."""
+    past as white space), or a space other than U+0020 (U+00A0, U+3000), which no vms.csv writes, or any other
+    character outside ASCII (a fullwidth or Arabic-Indic digit: h41b m6)."""
     why = unsafe_problem(raw)
     if why:
         return why
@@ -591,6 +611,11 @@ def _not_in_number(raw: str) -> str | None:
         from planner.core.names import char_name
 
         return f"holds {char_name(blank)}, a space other than an ordinary one (U+0020)"
+    other = next((c for c in raw if not c.isascii()), None)
+    if other is not None:  # h41b m6: fullwidth '１2', Arabic-Indic '١٢' were "not a number", the character unnamed
+        from planner.core.names import char_name
+
+        return f"holds {char_name(other)}, not an ASCII character: write the number in ASCII digits (0-9)"
     return None
 
 

@@ -18,7 +18,8 @@ from planner.catalog.aliases import (GCP_MACHINE_GPUS, aliases_by_lower, catalog
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.skypilot_csv import NUMERIC_COLUMNS, ImportProblem, _quoted, is_whole
 from planner.catalog.skypilot_result import ImportResult
-from planner.catalog.skypilot_zones import _first_foreign, _region_problem, _zone_problem, fold, foreign_problem
+from planner.catalog.skypilot_zones import (_first_foreign, _malformed_region, _region_problem, _zone_problem, fold,
+                                           foreign_problem)
 
 #: The clouds whose instance types are all lower case: AWS ('g5.2xlarge', its EC2 API takes no other spelling) and
 #: Google Cloud ('a2-highgpu-1g'), as every row of SkyPilot's catalogs/v8 aws and gcp vms.csv writes them. Azure
@@ -258,7 +259,7 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
     meta: dict[str, tuple[str, int, int, float]] = {}
     lines: dict[str, str] = {}  # an instance type's first row
     gpu_rows = _gcp_gpu_rows(rows, result) if provider == "gcp" else {}
-    unpriced: dict[str, tuple[str, str, str]] = {}  # GCP: a machine type's first row whose zone has no GPU row
+    unpriced: dict[str, tuple[str, str, str, str]] = {}  # GCP: a machine type's first row whose zone has no GPU row
     first_rows: dict[str, Mapping[str, str]] = {}  # an instance type's first priced row, whose hardware the rest match
     for r in rows:
         raw = (r.get("InstanceType") or "").strip()
@@ -306,7 +307,8 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
             # case-blind, as the rows are compared (h34b N3: 'a100', 'US-CENTRAL1' found no GPU row)
             g_row = gpu_rows.get((acc.lower(), count, fold(r["Region"].strip()), fold(zone)))
             if g_row is None:  # the GPU is not offered in this zone: said if no zone of it is (h22b M3), else
-                unpriced.setdefault(inst, (r["_line"], f"{_quoted(acc)} x{count}", zone or r["Region"]))  # counted
+                unpriced.setdefault(inst, (r["_line"], f"{_quoted(acc)} x{count}", zone or r["Region"],  # counted
+                                           r["Region"].strip()))
                 result.no_gpu_row_lines.append(str(r["_line"]))
                 continue
             g_price, g_spot, g_texts, g_line = g_row
@@ -349,8 +351,11 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                                                 zone, price, spot, parts,
                                                 spot_parts, str(r["_line"]), price_text, spot_text, offer,
                                                 r["Region"].strip()))
-    for inst, (line, gpus, zone) in unpriced.items():
-        if inst not in zones and spelled[inst] not in result.skipped:
+    for inst, (line, gpus, zone, region) in unpriced.items():
+        if inst not in zones and spelled[inst] not in result.skipped and region.isascii() \
+                and re.search(r"[^A-Za-z0-9-]", region):  # h41b m7: 'us central1' was said to lack its GPU row
+            result.skipped[spelled[inst]] = f"line {line}: " + _malformed_region(region)
+        elif inst not in zones and spelled[inst] not in result.skipped:
             result.skipped[spelled[inst]] = (f"line {line}: no {gpus} GPU row in its zone ({_quoted(zone)}), nor in "
                                              "its other rows' zones, to add to the VM row's price")
     return zones, meta, lines
@@ -376,9 +381,10 @@ def _row_gpus(provider: str, inst: str, raw: str, r: Mapping[str, str]) -> tuple
     given = _num(said) or 0.0
     if named and given > 0 and (given != int(given) or not is_whole(said)):
         # as written where the short form would read whole or another number (h40b m9: '0.9999999999999999' was
-        # shown as 1); above one it is no fraction of one GPU
+        # shown as 1), and as written wherever the short form is not the file's text (h41b m3: '2.0e-1', '0.5000',
+        # '.5', '+1.5' were shown as 0.2, 0.5, 1.5, not findable with grep); above one it is no fraction of one GPU
         short = f"{given:g}"
-        fraction = short if given != int(given) and float(short) == given else _quoted(said)
+        fraction = short if said == short else _quoted(said)
         from planner.core.units import written_decimal
 
         exact = written_decimal(said)
@@ -515,7 +521,9 @@ def _repeated_key(info: str) -> str | None:
     """Why a GpuInfo text repeats a key in one dict, at any depth (None: it does not, or it is no Python literal):
     the same key twice (``'Name': 'H100', 'Name': 'A10G'``), which Python's dict literal reads as its last value
     only, so the verdict would hang on which comes last (h40b N4), or two keys that differ only in blanks or in
-    characters NFKC folds (``'Gpus '``, fullwidth ``'\uff27pus'`` beside ``'Gpus'``: a second GPU list). The EC2
+    characters NFKC folds (``'Gpus '``, fullwidth ``'\uff27pus'`` beside ``'Gpus'``: a second GPU list), format
+    characters or confusables (:func:`_key_fold`); or a key outside ASCII that is a lookalike of one SkyPilot writes
+    (:data:`_INFO_KEYS`: Cyrillic ``'N\u0430me'``). The EC2
     API's GpuInfo, which SkyPilot writes as it is (fetch_aws.py ``get_acc_info``), never repeats a key. Keys
     differing only in case are :func:`_info_gpus`' (its own wording)."""
     import ast
@@ -532,14 +540,58 @@ def _repeated_key(info: str) -> str | None:
             if key in keys[:i]:
                 return (f"names the key {_quoted(key)} twice in one dict, of which Python keeps the last value only: "
                         "the GpuInfo contradicts itself")
-            fold_ = unicodedata.normalize("NFKC", key).strip().lower()
-            twin = next((k for k in keys[:i] if unicodedata.normalize("NFKC", k).strip().lower() == fold_
-                         and k.lower() != key.lower()), None)
+            fold_ = _key_fold(key)
+            twin = next((k for k in keys[:i] if _key_fold(k) == fold_ and k.lower() != key.lower()), None)
             if twin is not None:
                 return (f"names the key {_quoted(twin)} twice in one dict, once as {_quoted(key)}"
                         f"{' (' + _first_foreign(key) + ')' if not key.isascii() else ''}: the GpuInfo contradicts "
                         "itself")
+            own = next((k for k in _INFO_KEYS if _key_fold(k) == fold_), None)
+            if own is not None and not key.isascii():  # h41b m5: 'N\u0430me' alone, a lookalike of 'Name'
+                return (f"names the key {_quoted(key)} ({_first_foreign(key)}), a lookalike of SkyPilot's key "
+                        f"{_quoted(own)}: write {_quoted(own)} in plain ASCII")
     return None
+
+
+def _count_written_not_whole(info: str) -> str | None:
+    """Why a GpuInfo's ``Count`` is not a whole number as written (``3.9999999999999999``, which Python reads as the
+    float 4.0), judged by its digits as an AcceleratorCount is (:func:`planner.catalog.skypilot_csv.is_whole`; h41b
+    m9: the two readers of one number disagreed); None: every Count is whole as written, or the text is no Python
+    literal."""
+    import ast
+
+    text = info.strip()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        for key, value in zip(node.keys, node.values):
+            if not (isinstance(key, ast.Constant) and key.value == "Count" and isinstance(value, ast.Constant)
+                    and isinstance(value.value, float) and value.value.is_integer()):  # 1.5: said by the reader
+                continue
+            raw = ast.get_source_segment(text, value) or ""
+            if raw and not is_whole(raw):
+                return (f"gives Count {_quoted(raw)}, not a whole number as written (Python reads it as "
+                        f"{value.value!r}): a GPU count is whole")
+    return None
+
+
+#: The keys of the GpuInfo SkyPilot writes (the EC2 API's GpuInfo, fetch_aws.py ``get_acc_info``; the other
+#: fetchers write the same shape).
+_INFO_KEYS = ("Gpus", "Name", "Manufacturer", "Count", "MemoryInfo", "SizeInMiB", "TotalGpuMemoryInMiB")
+
+
+def _key_fold(key: str) -> str:
+    """A GpuInfo key as compared for twins: NFKC, its format characters (zero width space and other Cf) and blanks
+    dropped, each confusable character as its ASCII prototype (UTS #39 skeleton, :func:`planner.core.lookalike.
+    skeleton`), lower case (h41b m5: 'Na\u200bme' and Cyrillic 'N\u0430me' beside 'Name' were not twins)."""
+    from planner.core.lookalike import skeleton
+
+    kept = "".join(c for c in unicodedata.normalize("NFKC", key) if unicodedata.category(c) != "Cf" and not c.isspace())
+    return unicodedata.normalize("NFC", skeleton(kept)).lower()
 
 
 def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | str:
@@ -558,8 +610,8 @@ def _info_gpus(info: str) -> tuple[list[tuple[str, object, object]], object] | s
         return "names a key twice in different case (" + ", ".join(
             _quoted(str(k)) for k in d if lower.count(str(k).lower()) > 1) + "): the row names two GPUs"
 
-    repeated = _repeated_key(info)  # before literal_eval, which keeps a repeated key's last value only (h40b N4)
-    if repeated is not None:
+    repeated = _repeated_key(info) or _count_written_not_whole(info)  # before literal_eval, which keeps a
+    if repeated is not None:  # repeated key's last value only (h40b N4) and reads 3.9999999999999999 as 4.0
         return repeated
     try:
         data = ast.literal_eval(info.strip())

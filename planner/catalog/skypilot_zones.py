@@ -239,3 +239,25 @@ def foreign_problem(r: Mapping[str, str], gpu_hint: str | None = None) -> str | 
         return (f"its AvailabilityZone {_quoted(text)} holds {foreign}, not ASCII as the clouds' zones are, so it is not "
                 f"a zone of its Region {_quoted((r.get('Region') or '').strip())}")
     return None
+
+
+def _malformed_region(region: str) -> str:
+    """Why a region that is no region name (white space or punctuation in it: 'us east 4') is not imported, with
+    the name it may mean ('us-east-4'): the clouds name regions in letters, digits and '-' (us-east-1,
+    us-central1, eastus). One holding a control character (an ESC starting a terminal sequence, '\x1b[31mRED') is
+    said to hold it, the value as the file writes it, with no guess (h36b m9: '31mred' was offered); one that does
+    not start with a letter ('=1+1') gets no guess either (h41b m8)."""
+    import unicodedata
+
+    from planner.core.errors import char_name
+
+    ctrl = next((c for c in region if unicodedata.category(c) == "Cc"), None)
+    if ctrl is not None:
+        return (f"the region {_quoted(region)} holds {char_name(ctrl)}, a control character, which no region name "
+                "holds (the clouds write them in letters, digits and '-', e.g. us-east-1)")
+    guess = "-".join(p for p in re.split(r"[^A-Za-z0-9]+", region) if p)
+    # a guess only for a region that starts as one does, with a letter (h41b m8: '=1+1', a spreadsheet formula,
+    # was offered '1-1')
+    hint = f"; did the file mean {guess!r}?" if guess and region.strip()[:1].isalpha() else ""
+    return (f"the region {_quoted(region)} is no region name (the clouds write them in letters, digits and '-', "
+            f"e.g. us-east-1){hint}")

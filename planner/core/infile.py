@@ -30,6 +30,7 @@ import hashlib
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -300,7 +301,8 @@ def _decoded_form(data: bytes) -> tuple[str, str] | None:
     bytes are also valid UTF-8 (with NULs), the reading must hold at least half as many line breaks as the UTF-8
     reading and two characters of a file's syntax (:data:`_SYNTAX`), so that a UTF-8 file with a stray NUL (its line
     breaks and punctuation paired into other characters by the reading) is not named UTF-16. UTF-32 is tried first (its text read as UTF-16 holds NULs, so it cannot pass as UTF-16);
-    where both byte orders pass, the one with more characters up to U+00FF (ASCII keys, punctuation, line breaks:
+    where both byte orders pass, the one with fewer unassigned or private-use characters (a line feed read in the
+    wrong order is U+0A00, unassigned; h41b m2: astral characters named with the wrong order), then more characters up to U+00FF (ASCII keys, punctuation, line breaks:
     their NUL byte sits where that order puts it) is named, little-endian on a tie. None when no reading passes
     (a file of CJK text alone with no line break and no NUL byte among them)."""
     if b"\0" not in data:
@@ -324,7 +326,11 @@ def _decoded_form(data: bytes) -> tuple[str, str] | None:
             if utf8_breaks is not None and (2 * (text.count("\n") + text.count("\r")) < utf8_breaks
                                             or sum(map(text.count, _SYNTAX)) < 2):
                 continue
-            passing.append((len(text.encode("latin-1", "ignore")), codec, iconv))  # those up to U+00FF
+            # h41b m2: fewer unassigned or private-use characters first (a line feed read in the other order is
+            # U+0A00, unassigned; astral characters read so lose their surrogate pairs to such odd ones), then more
+            # up to U+00FF
+            odd = sum(1 for ch in text if unicodedata.category(ch) in ("Cn", "Co"))
+            passing.append(((-odd, len(text.encode("latin-1", "ignore"))), codec, iconv))
         if passing:
             _, codec, iconv = max(passing, key=lambda p: p[0])  # max keeps the first (LE) on a tie
             order = "little-endian" if codec.endswith("le") else "big-endian"

@@ -88,26 +88,7 @@ def test_variable_still_gets_the_unquote_hint(tmp_path: Path, monkeypatch) -> No
 
 # -- N11: a folder holding only another scenario's set: nothing of this scenario was "put back" --------------------
 
-def _error_after_moves(out: Path, change, monkeypatch) -> str:
-    from planner.core import moves
-    from planner.core.reportset import ReportSet
-    from planner.core.errors import OutputError
-    from planner.core.atomic import write_text
-
-    real = moves._recheck_new
-
-    def change_then_check(rs, mv) -> None:
-        change(rs.out / "r.json")
-        real(rs, mv)
-
-    monkeypatch.setattr(moves, "_recheck_new", change_then_check)
-    try:
-        with ReportSet(out, set_name="plan r") as rs:
-            write_text(rs.path("r.json"), '{"new": 1}\n')
-            rs.commit()
-    except OutputError as exc:
-        return str(exc)
-    raise AssertionError("the run went on")
+from tests.test_safety47_h39a_minors import _error_after_moves  # noqa: E402 (one helper, written once)
 
 
 def test_only_another_scenarios_set_there_is_not_called_put_back(tmp_path: Path, monkeypatch) -> None:

@@ -141,3 +141,16 @@ def test_a_stop_signal_python_wrapped_is_said_as_a_stop_not_a_bug() -> None:
     except RuntimeError as wrapped:
         assert _interrupted_within(wrapped) is stop
     assert _interrupted_within(ValueError("x")) is None
+
+
+@pytest.mark.parametrize("value, why", [("2026-02-30", "February 2026 has 28 days, so there is no day 30"),
+                                        ("2026-13", "there is no month 13"), ("2028-02-29", None),
+                                        ("2026-1-5", None)])
+def test_a_date_written_as_asked_that_names_no_day_is_said_so(value: str, why: str | None) -> None:
+    # h41b 11: '--as-of 2026-02-30' was said not to be "written YYYY-MM-DD or YYYY-MM"
+    from planner.core.fieldhints import impossible_date
+    from planner.core.written import date_option_problem
+
+    assert impossible_date(value) == why  # (2028 is a leap year; '2026-1-5' is a spelling matter, said elsewhere)
+    if why is not None:
+        assert date_option_problem("--as-of", value).startswith(f"--as-of: '{value}' is no date: {why}. ")

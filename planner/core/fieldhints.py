@@ -73,6 +73,25 @@ def _real_date(y: str, mo: str, d: str) -> bool:
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
 
 
+def impossible_date(value: object) -> str | None:
+    """Why ``value``, written YYYY-MM-DD or YYYY-MM as asked, names no day of the calendar ('there is no month 13',
+    'February 2026 has 28 days'), or None (h41b 11: such a date was said not to be written YYYY-MM-DD)."""
+    import calendar
+
+    m = _ISO_DATE.match(value) if isinstance(value, str) else None
+    if m is None:
+        return None
+    year, month, day = int(m.group(1)), int(m.group(2)), m.group(3)
+    if not 1 <= month <= 12:
+        return f"there is no month {month:02d}"
+    if year < 1:
+        return "there is no year 0000"
+    days = calendar.monthrange(year, month)[1]
+    if day is not None and not 1 <= int(day) <= days:
+        return f"{calendar.month_name[month]} {year} has {days} days, so there is no day {day}"
+    return None
+
+
 _FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
 
 

@@ -28,7 +28,7 @@ from planner.core.fieldhints import (_BINARY, _BINARY_BYTES, _BOOL_WORDS, _FLOAT
                                      _item_kind, _kind, _name_hint, _not_a_choice, _number_hint, _outside_range_hint,
                                      _takes_hint,
                                      _text_note, plain_number, UnreadableNumber)
-from planner.core.fieldhints import (ascii_digits, ascii_digits_hint, block_number_hint, shown_number,
+from planner.core.fieldhints import (ascii_digits, ascii_digits_hint, block_number_hint, impossible_date, shown_number,
                                      whole_number_hint)  # noqa: F401 (re-exported)
 
 _MISSING: Any = object()
@@ -556,6 +556,8 @@ class Entry:
                 padded = loose.isoformat() if fmt == "%Y-%m-%d" else loose.isoformat()[:7]
                 raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key,
                                  f"Write it with two-digit months and days: {key}: {padded}.")
+        if parsed is None and (why := impossible_date(value)) is not None:  # written as asked, no such day (h41b 11)
+            raise self.error(f"{value!r} is no date: {why}", key, "Write the day it was quoted, read or measured.")
         if parsed is None:
             raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key,
                              _date_hint(value, lambda d: f"{key}: {d}"))

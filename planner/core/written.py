@@ -92,6 +92,14 @@ def date_option_problem(opt: str, value: str) -> str | None:
     caller."""
     if _ISO_DATE.match(value) and _real(value):
         return None
+    from planner.core.fieldhints import impossible_date
+
+    why = impossible_date(value)
+    if why is not None:  # written as asked, but no day of the calendar (h41b 11)
+        from planner.core.clock import utc_today
+
+        return (f"{opt}: {value!r} is no date: {why}. Give the date the file was read, e.g. {opt} "
+                f"{utc_today().isoformat()}.")
     import datetime as dt
 
     def spell(date: str) -> str:

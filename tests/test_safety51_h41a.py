@@ -154,3 +154,24 @@ def test_a_date_written_as_asked_that_names_no_day_is_said_so(value: str, why: s
     assert impossible_date(value) == why  # (2028 is a leap year; '2026-1-5' is a spelling matter, said elsewhere)
     if why is not None:
         assert date_option_problem("--as-of", value).startswith(f"--as-of: '{value}' is no date: {why}. ")
+
+
+def test_the_gpus_hint_never_copies_over_a_gpus_yaml_in_out(tmp_path: Path) -> None:
+    # h41b 17: "copy it there (... cp -- OV/gpus.yaml OUT/gpus.yaml)" replaced the user's own OUT/gpus.yaml
+    from tests.sky_helpers import G5, aws_csv, run_cli
+    from tests.test_safety25_f21a1 import _overlay_gpu
+
+    ov = _overlay_gpu(tmp_path / "OV", "zz9", "NVIDIA ZZ9")
+    csv = aws_csv(tmp_path, G5, "zz.xlarge,zz9,1,4,16,,0.9,0.3,us-east-1,us-east-1a,x86_64")
+    new = tmp_path / "NEW"
+    new.mkdir()
+    mine = "schema_version: 1\ngpus: []\n"
+    (new / "gpus.yaml").write_text(mine)
+    code, out = run_cli("catalog", "import-skypilot", str(csv), "--catalog", str(ov), "--out", str(new))
+    assert code == 2
+    said = " ".join(out.split())
+    assert "cp --" not in said, said
+    assert said.endswith(f"The rows name zz9 of {ov}/gpus.yaml; {new}/gpus.yaml has no entry for it: add its entry "
+                         f"from {ov}/gpus.yaml to {new}/gpus.yaml and import again, then give --catalog {new} "
+                         "alone."), said
+    assert (new / "gpus.yaml").read_text() == mine

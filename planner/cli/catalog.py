@@ -410,6 +410,11 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
                 gpus, into = path_word(os.path.join(str(catalog_dir), "gpus.yaml")), path_word(str(out_dir))
                 problem = re.sub(r" None of the [0-9,]+ valid names is close\.", "", str(exc))
                 copy = path_word(os.path.join(str(out_dir), "gpus.yaml"))
+                if os.path.lexists(os.path.join(str(out_dir), "gpus.yaml")):  # a cp would replace the user's own
+                    raise CatalogError(problem, hint=escape_unsafe(  # (h41b 17)
+                        f"The rows name {', '.join(gone)} of {gpus}; {copy} has no entry for "
+                        f"{'it' if len(gone) == 1 else 'them'}: add {'its entry' if len(gone) == 1 else 'their entries'}"
+                        f" from {gpus} to {copy} and import again, then give --catalog {into} alone.")) from None
                 raise CatalogError(problem, hint=escape_unsafe(
                     f"The rows name {', '.join(gone)} of {gpus}, which {into} lacks: copy it there (mkdir -p -- "
                     f"{into} && cp -- {gpus} {copy}) and import again, then give --catalog {into} alone.")) from None

@@ -175,3 +175,21 @@ def test_the_gpus_hint_never_copies_over_a_gpus_yaml_in_out(tmp_path: Path) -> N
                          f"from {ov}/gpus.yaml to {new}/gpus.yaml and import again, then give --catalog {new} "
                          "alone."), said
     assert (new / "gpus.yaml").read_text() == mine
+
+
+def test_a_gcp_gpu_row_of_a_bad_region_or_zone_is_said(tmp_path: Path) -> None:
+    # h41b 22: GCP GPU rows whose Region is a zone's name, or malformed, or whose zone is no zone, priced nothing and
+    # were in no line of the summary (VM rows with the same faults were said)
+    from planner.catalog.skypilot import import_file
+    from tests.sky_helpers import vms_csv
+
+    header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone"
+    path = vms_csv(tmp_path, "gcp", header, "g2-standard-4,,,4,16,,0.2,0.1,us-central1,us-central1-a",
+                   ",L4,1,,,,0.5,0.2,us-central1,us-central1-a", ",L4,1,,,,0.4,0.2,=1+1,us-central1-a",
+                   ",L4,1,,,,0.4,0.2,us-central1-z,us-central1-a", ",L4,1,,,,0.3,0.2,us-central1,us-central1-ab")
+    result = import_file(path)
+    said = " ".join(result.skipped.values())
+    assert [r.instance for r in result.rows] == ["g2-standard-4"]
+    assert "line 4: the GPU row: the region '=1+1' is no region name" in said, said
+    assert "line 5: the GPU row: the region 'us-central1-z' is an availability zone's name" in said, said
+    assert "line 6: the GPU row: its AvailabilityZone 'us-central1-ab' is not a zone of its Region" in said, said

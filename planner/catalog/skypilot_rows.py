@@ -271,6 +271,11 @@ def _zones(path: Path, provider: str, rows: Sequence[Mapping[str, str]], result:
                                           f"line {r['_line']}: no InstanceType (empty), so no instance to name")
             elif foreign is not None:  # left out of _gcp_gpu_rows: said, not only its VM row's missing GPU row
                 result.skipped.setdefault(f"the row on line {r['_line']}", f"line {r['_line']}: the GPU row: {foreign}")
+            elif (why := _region_problem(provider, r) or _zone_problem(provider, r) or (
+                    _malformed_region(r["Region"].strip()) if re.search(r"[^A-Za-z0-9-]", r["Region"].strip())
+                    else None)) is not None:
+                # a zone's name as its Region, a zone of no form: it prices no VM row, said (h41b 22)
+                result.skipped.setdefault(f"the row on line {r['_line']}", f"line {r['_line']}: the GPU row: {why}")
             continue
         inst = instance_key(provider, raw)
         shown = spelled.setdefault(inst, raw)

@@ -193,3 +193,12 @@ def test_a_gcp_gpu_row_of_a_bad_region_or_zone_is_said(tmp_path: Path) -> None:
     assert "line 4: the GPU row: the region '=1+1' is no region name" in said, said
     assert "line 5: the GPU row: the region 'us-central1-z' is an availability zone's name" in said, said
     assert "line 6: the GPU row: its AvailabilityZone 'us-central1-ab' is not a zone of its Region" in said, said
+
+
+def test_reasons_differing_only_in_a_gpu_count_are_one_kind() -> None:
+    # h41b 16: "carries 1 GPU" and "carries 4 GPUs" were two kinds of reason
+    from planner.catalog.import_summary import left_out_lines
+
+    lines = left_out_lines({"a": "line 2: it carries 1 GPU, but AcceleratorCount gives 'T4' x4",
+                            "b": "line 3: it carries 4 GPUs, but AcceleratorCount gives 'T4' x1"})
+    assert len(lines) == 1 and lines[0].startswith("left out 2: "), lines

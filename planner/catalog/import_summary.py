@@ -48,7 +48,8 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
         m = _LINE_REASON.fullmatch(why)
         line = int(m.group(1)) if m else -1
         text = m.group(2) if m else why
-        by_kind.setdefault(_VALUE.sub("\x00", text), []).append((line, inst, text))
+        # '1 GPU' and '4 GPUs' are one kind (h41b 16: the plural split rows that differ only in the count)
+        by_kind.setdefault(re.sub(r"\x00 GPUs\b", "\x00 GPU", _VALUE.sub("\x00", text)), []).append((line, inst, text))
     for rows in by_kind.values():
         rows.sort()
     order = sorted(by_kind, key=lambda k: (-len(by_kind[k]), by_kind[k][0][:2]))

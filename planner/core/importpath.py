@@ -245,9 +245,9 @@ def refuse_import_shadow(out_dir: Path | str, file_name: str | None = None) -> N
                                f"{Path(out_dir) / 'calibration.yaml'}.")
     if file_name:
         why = _installation_file_problem(Path(out_dir) / file_name)
-        here = Path("calibration.yaml")
-        example = here if _installation_file_problem(here) is None else Path.home() / "calibration.yaml"
-        if why is not None:
+        if why is not None:  # (the example judged only when a line needs it: it walks the installation's folders)
+            here = Path("calibration.yaml")
+            example = here if _installation_file_problem(here) is None else Path.home() / "calibration.yaml"
             raise DestinationError(f"{Path(out_dir) / file_name}: {why}. Give another --out, a file outside it, "
                                    f"e.g. --out {example}.")
         if _not_yaml_named(Path(out_dir) / file_name):
